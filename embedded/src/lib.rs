@@ -1,0 +1,2 @@
+//! Keelson's embedded control plane.
+pub mod validation;

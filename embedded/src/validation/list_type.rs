@@ -1,0 +1,104 @@
+//! `x-kubernetes-list-type` checks (`apiextensions-apiserver/pkg/apiserver/schema/listtype`):
+//! a `set` must not repeat a value, a `map` must not repeat a key tuple.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::errors::{Bad, FieldError, duplicate, invalid};
+use super::schema::{canonical, index, list_map_keys, list_type};
+
+/// Checks the list at `path` against its schema's list type.
+pub(crate) fn check(schema: &Value, list: &[Value], path: &str, errors: &mut Vec<FieldError>) {
+    match list_type(schema) {
+        Some("set") => check_set(list, path, errors),
+        Some("map") => check_map(&list_map_keys(schema), list, path, errors),
+        _ => {}
+    }
+}
+
+/// Reports the second occurrence of every repeated value, like the API server.
+fn check_set(list: &[Value], path: &str, errors: &mut Vec<FieldError>) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (i, item) in list.iter().enumerate() {
+        let count = seen.entry(canonical(item)).or_insert(0);
+        *count += 1;
+        if *count == 2 {
+            errors.push(duplicate(&index(path, i), Bad::Json(item)));
+        }
+    }
+}
+
+/// The key tuple of a map-list item, `None` when a key field is missing.
+pub(crate) fn key_of(item: &Value, keys: &[String]) -> Option<Map<String, Value>> {
+    let object = item.as_object()?;
+    keys.iter().map(|k| object.get(k).map(|v| (k.clone(), v.clone()))).collect()
+}
+
+/// Reports every item whose key tuple was already used by an earlier item.
+fn check_map(keys: &[String], list: &[Value], path: &str, errors: &mut Vec<FieldError>) {
+    if let Some((i, item)) =
+        list.iter().enumerate().find(|(_, item)| !item.is_object() && !item.is_null())
+    {
+        errors.push(invalid(
+            &index(path, i),
+            Bad::Json(item),
+            "must be an object for an array of list-type map",
+        ));
+        return;
+    }
+    if keys.is_empty() {
+        return;
+    }
+    let mut seen = HashSet::new();
+    for (i, item) in list.iter().enumerate() {
+        // Missing key fields are reported by `required` (Kubernetes demands map keys
+        // be required or defaulted).
+        if let Some(key) = key_of(item, keys) {
+            let key = Value::Object(key);
+            if !seen.insert(canonical(&key)) {
+                errors.push(duplicate(&index(path, i), Bad::Json(&key)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validation::errors::FieldErrorKind;
+    use serde_json::json;
+
+    #[test]
+    fn set_reports_second_occurrence_only() {
+        let schema =
+            json!({"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}});
+        let mut errors = Vec::new();
+        check(&schema, &[json!("a"), json!("b"), json!("a"), json!("a")], "spec.tags", &mut errors);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].field, "spec.tags[2]");
+        assert_eq!(errors[0].kind, FieldErrorKind::Duplicate);
+        assert_eq!(errors[0].message, "Duplicate value: \"a\"");
+    }
+
+    #[test]
+    fn map_reports_repeated_key_tuples() {
+        let schema = json!({"type": "array", "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name", "port"]});
+        let list = [
+            json!({"name": "a", "port": 1}),
+            json!({"name": "a", "port": 2}),
+            json!({"port": 1, "name": "a", "extra": true}),
+        ];
+        let mut errors = Vec::new();
+        check(&schema, &list, "spec.ports", &mut errors);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].field, "spec.ports[2]");
+        assert_eq!(errors[0].message, r#"Duplicate value: {"name":"a","port":1}"#);
+
+        let mut errors = Vec::new();
+        check(&schema, &[json!({"name": "a"}), json!(3)], "spec.ports", &mut errors);
+        assert_eq!(errors[0].field, "spec.ports[1]");
+        assert_eq!(errors[0].kind, FieldErrorKind::Invalid);
+    }
+}

@@ -1,0 +1,231 @@
+//! Pruning of unknown fields, as the API server does when it decodes a custom
+//! resource (`apiextensions-apiserver/pkg/apiserver/schema/pruning`), followed by
+//! the `ObjectMeta` coercion that drops unknown `metadata` fields.
+//!
+//! Pruned paths use the API server's unknown-field notation: `.` before every
+//! object key (also map keys) and `[i]` for list items, e.g. `spec.items[0].bar`.
+
+use serde_json::Value;
+
+use super::schema::{additional_schema, child, flag, has_additional, index, items, properties};
+
+/// Fields every resource root and every `x-kubernetes-embedded-resource` keeps.
+const TYPE_AND_OBJECT_META: [&str; 3] = ["apiVersion", "kind", "metadata"];
+
+/// The fields of `metav1.ObjectMeta`; other keys under `metadata` are dropped.
+const OBJECT_META_FIELDS: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// Removes every field of `object` the schema does not declare and returns the
+/// removed paths in walk order.
+pub(crate) fn prune(object: &mut Value, schema: &Value) -> Vec<String> {
+    let mut pruned = Vec::new();
+    // The root behaves like an embedded resource: apiVersion, kind and metadata stay.
+    prune_node(object, Some(schema), "", true, &mut pruned);
+    pruned
+}
+
+fn is_embedded(schema: &Value) -> bool {
+    flag(schema, "x-kubernetes-embedded-resource")
+}
+
+fn prune_node(
+    value: &mut Value,
+    schema: Option<&Value>,
+    path: &str,
+    resource_root: bool,
+    pruned: &mut Vec<String>,
+) {
+    let embedded = resource_root || schema.is_some_and(is_embedded);
+    if let Some(s) = schema
+        && flag(s, "x-kubernetes-preserve-unknown-fields")
+    {
+        skip_prune(value, s, path, embedded, pruned);
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            let Some(s) = schema else {
+                pruned.extend(map.keys().map(|k| child(path, k)));
+                map.clear();
+                return;
+            };
+            let props = properties(s);
+            let mut unknown = Vec::new();
+            for (k, v) in map.iter_mut() {
+                let field = child(path, k);
+                if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
+                    if k == "metadata" {
+                        coerce_object_meta(v, &field, pruned);
+                    }
+                } else if let Some(prop) = props.and_then(|p| p.get(k)) {
+                    prune_node(v, Some(prop), &field, false, pruned);
+                } else if let Some(additional) = additional_schema(s) {
+                    prune_node(v, Some(additional), &field, false, pruned);
+                } else if !has_additional(s) {
+                    unknown.push(k.clone());
+                    pruned.push(field);
+                }
+                // `additionalProperties: true`: the value is kept as it is.
+            }
+            for k in unknown {
+                map.remove(&k);
+            }
+        }
+        Value::Array(list) => {
+            let item_schema = schema.and_then(items);
+            for (i, v) in list.iter_mut().enumerate() {
+                prune_node(v, item_schema, &index(path, i), false, pruned);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Walk of an `x-kubernetes-preserve-unknown-fields` node: unknown fields stay,
+/// declared ones are pruned by their own schema.
+fn skip_prune(
+    value: &mut Value,
+    schema: &Value,
+    path: &str,
+    embedded: bool,
+    pruned: &mut Vec<String>,
+) {
+    match value {
+        Value::Object(map) => {
+            let props = properties(schema);
+            for (k, v) in map.iter_mut() {
+                let field = child(path, k);
+                if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
+                    if k == "metadata" {
+                        coerce_object_meta(v, &field, pruned);
+                    }
+                } else if let Some(prop) = props.and_then(|p| p.get(k)) {
+                    prune_node(v, Some(prop), &field, false, pruned);
+                } else if let Some(additional) = additional_schema(schema) {
+                    prune_node(v, Some(additional), &field, false, pruned);
+                }
+            }
+        }
+        Value::Array(list) => {
+            if let Some(item_schema) = items(schema) {
+                for (i, v) in list.iter_mut().enumerate() {
+                    let item_path = index(path, i);
+                    skip_prune(v, item_schema, &item_path, is_embedded(item_schema), pruned);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Drops the keys of an object-valued `metadata` that `ObjectMeta` does not have.
+fn coerce_object_meta(metadata: &mut Value, path: &str, pruned: &mut Vec<String>) {
+    if let Value::Object(map) = metadata {
+        let unknown: Vec<String> =
+            map.keys().filter(|k| !OBJECT_META_FIELDS.contains(&k.as_str())).cloned().collect();
+        for k in unknown {
+            map.remove(&k);
+            pruned.push(child(path, &k));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "items": {
+                            "type": "array",
+                            "items": {"type": "object", "properties": {"id": {"type": "integer"}}}
+                        },
+                        "labels": {"type": "object", "additionalProperties": {
+                            "type": "object", "properties": {"v": {"type": "string"}}
+                        }},
+                        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                                 "properties": {"strict": {"type": "object"}}},
+                        "template": {"type": "object", "x-kubernetes-embedded-resource": true,
+                                     "properties": {"spec": {"type": "object"}}}
+                    }
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn unknown_fields_are_removed_and_reported() {
+        let mut obj = json!({
+            "apiVersion": "a/v1", "kind": "K",
+            "metadata": {"name": "n", "labels": {"x": "y"}, "bogus": 1},
+            "extra": true,
+            "spec": {
+                "name": "n", "foo": 1,
+                "items": [{"id": 1}, {"id": 2, "bar": 3}],
+                "labels": {"a": {"v": "1", "w": 2}},
+                "free": {"anything": {"deep": 1}, "strict": {"gone": 1}},
+                "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "nope": 1},
+                             "spec": {}, "other": 1}
+            }
+        });
+        let pruned = prune(&mut obj, &schema());
+        assert_eq!(
+            pruned,
+            vec![
+                "extra",
+                "metadata.bogus",
+                "spec.foo",
+                "spec.free.strict.gone",
+                "spec.items[1].bar",
+                "spec.labels.a.w",
+                "spec.template.metadata.nope",
+                "spec.template.other",
+            ]
+        );
+        assert_eq!(
+            obj,
+            json!({
+                "apiVersion": "a/v1", "kind": "K",
+                "metadata": {"name": "n", "labels": {"x": "y"}},
+                "spec": {
+                    "name": "n",
+                    "items": [{"id": 1}, {"id": 2}],
+                    "labels": {"a": {"v": "1"}},
+                    "free": {"anything": {"deep": 1}, "strict": {}},
+                    "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn object_value_under_scalar_schema_loses_its_keys() {
+        let mut obj = json!({"spec": {"name": {"a": 1}}});
+        let pruned = prune(&mut obj, &schema());
+        assert_eq!(pruned, vec!["spec.name.a"]);
+        assert_eq!(obj, json!({"spec": {"name": {}}}));
+    }
+}

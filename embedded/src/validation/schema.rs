@@ -1,0 +1,161 @@
+//! Read helpers over an OpenAPI v3 schema node held as JSON, and path builders.
+
+use serde_json::{Map, Value};
+
+/// The node's `type`, if it names one.
+pub(crate) fn type_of(schema: &Value) -> Option<&str> {
+    schema.get("type").and_then(Value::as_str).filter(|t| !t.is_empty())
+}
+
+/// Whether a boolean extension or keyword is `true` on the node.
+pub(crate) fn flag(schema: &Value, key: &str) -> bool {
+    schema.get(key).and_then(Value::as_bool) == Some(true)
+}
+
+/// The node's `properties`, if any.
+pub(crate) fn properties(schema: &Value) -> Option<&Map<String, Value>> {
+    schema.get("properties").and_then(Value::as_object)
+}
+
+/// The node's `items` schema (the single-schema form only).
+pub(crate) fn items(schema: &Value) -> Option<&Value> {
+    schema.get("items").filter(|i| i.is_object())
+}
+
+/// The node's `additionalProperties` when it is a schema.
+pub(crate) fn additional_schema(schema: &Value) -> Option<&Value> {
+    schema.get("additionalProperties").filter(|a| a.is_object())
+}
+
+/// Whether `additionalProperties` makes every key of an object known (`true` or a schema).
+pub(crate) fn has_additional(schema: &Value) -> bool {
+    matches!(schema.get("additionalProperties"), Some(Value::Object(_)) | Some(Value::Bool(true)))
+}
+
+/// The branches of `allOf`/`anyOf`/`oneOf`.
+pub(crate) fn branches<'a>(schema: &'a Value, key: &str) -> &'a [Value] {
+    schema.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
+/// `x-kubernetes-list-map-keys`.
+pub(crate) fn list_map_keys(schema: &Value) -> Vec<String> {
+    schema
+        .get("x-kubernetes-list-map-keys")
+        .and_then(Value::as_array)
+        .map(|keys| keys.iter().filter_map(|k| k.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
+/// `x-kubernetes-list-type`.
+pub(crate) fn list_type(schema: &Value) -> Option<&str> {
+    schema.get("x-kubernetes-list-type").and_then(Value::as_str)
+}
+
+/// The JSON type name go-openapi reports for a value (`"integer"` only for
+/// numbers decoded as integers).
+pub(crate) fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// `parent.name` (or `name` at the root).
+pub(crate) fn child(parent: &str, name: &str) -> String {
+    if parent.is_empty() { name.to_string() } else { format!("{parent}.{name}") }
+}
+
+/// `parent[i]`.
+pub(crate) fn index(parent: &str, i: usize) -> String {
+    format!("{parent}[{i}]")
+}
+
+/// `parent[key]`, the API server's notation for a map value.
+pub(crate) fn key(parent: &str, key: &str) -> String {
+    format!("{parent}[{key}]")
+}
+
+/// The path as go-openapi names it in message details (`spec.x in body ...`).
+pub(crate) fn body_name(path: &str) -> &str {
+    if path.is_empty() { "body" } else { path }
+}
+
+/// A canonical JSON string (object keys sorted) used to compare values for equality.
+pub(crate) fn canonical(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// JSON equality where numbers compare by value (`1` equals `1.0`).
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn paths_and_equality() {
+        assert_eq!(child("", "spec"), "spec");
+        assert_eq!(index(&child("spec", "items"), 2), "spec.items[2]");
+        assert_eq!(key("spec.labels", "a"), "spec.labels[a]");
+        assert!(json_eq(&json!({"a": [1, 2.0]}), &json!({"a": [1.0, 2]})));
+        assert!(!json_eq(&json!("1"), &json!(1)));
+        assert_eq!(
+            canonical(&json!({"b": 1, "a": {"d": 1, "c": 2}})),
+            r#"{"a":{"c":2,"d":1},"b":1}"#
+        );
+        assert_eq!(json_type(&json!(1.5)), "number");
+        assert_eq!(json_type(&json!(-3)), "integer");
+    }
+}

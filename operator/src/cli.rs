@@ -1,0 +1,46 @@
+//! Command-line definition and dispatch.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+/// Keelson: a Kubernetes-native control plane for workflows, clinical integration and model serving.
+#[derive(Debug, Parser)]
+#[command(name = "keelson", version, about, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The `keelson` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print Keelson's CustomResourceDefinitions as YAML, or write one file per CRD.
+    ///
+    /// `keelson crds | kubectl apply -f -` installs them on a cluster.
+    Crds {
+        /// Write `<plural>.<group>.yaml` files into this directory instead of printing.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
+}
+
+impl Cli {
+    /// Runs the parsed command.
+    pub fn run(self) -> anyhow::Result<()> {
+        match self.command {
+            Command::Crds { out_dir: None } => {
+                let yaml = crate::crds::render_all()?;
+                std::io::stdout().lock().write_all(yaml.as_bytes()).context("writing to stdout")
+            }
+            Command::Crds { out_dir: Some(dir) } => {
+                let written = crate::crds::write_files(&dir)?;
+                eprintln!("wrote {} CRDs to {}", written.len(), dir.display());
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! The `keelson` binary's commands, as a library so tests can call them.
+
+pub mod cli;
+pub mod crds;

@@ -1,0 +1,7 @@
+//! `keelson`: Keelson's one binary.
+
+use clap::Parser;
+
+fn main() -> anyhow::Result<()> {
+    keelson::cli::Cli::parse().run()
+}
