@@ -4,6 +4,7 @@
 //! and `observedGeneration` are refreshed on every write. Conditions are a list keyed by `type`.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use serde::{Deserialize, Serialize};
 
 /// The summary condition of long-lived kinds.
 pub const READY: &str = "Ready";
@@ -11,6 +12,36 @@ pub const READY: &str = "Ready";
 pub const SUCCEEDED: &str = "Succeeded";
 /// The reason used when a spec is refused by the controller's own checks.
 pub const REASON_INVALID_SPEC: &str = "InvalidSpec";
+
+/// `status.conditions` and `status.observedGeneration`, flattened into every kind's status.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ObservedConditions {
+    /// The summary condition (`Ready` or `Succeeded`) and the finer ones behind it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "crate::schema::conditions")]
+    pub conditions: Vec<Condition>,
+    /// The `metadata.generation` the status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+impl ObservedConditions {
+    /// [`set`]s a condition on these conditions; returns whether anything changed.
+    pub fn set(
+        &mut self,
+        update: Update<'_>,
+        generation: Option<i64>,
+        now: jiff::Timestamp,
+    ) -> bool {
+        set(&mut self.conditions, update, generation, now)
+    }
+
+    /// Whether the condition of the given type is `True`.
+    pub fn is_true(&self, type_: &str) -> bool {
+        is_true(&self.conditions, type_)
+    }
+}
 
 /// The three values of a condition's `status`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use crate::{Problem, check_parameter_keys};
 /// [`check_graph`]) and parameter names declared twice (case-sensitively, at
 /// `spec.parameters[i].name`).
 pub fn check_flow(spec: &FlowSpec) -> Vec<Problem> {
-    let mut problems = check_graph(&spec.nodes, &spec.edges, "spec");
+    let mut problems = check_graph(&spec.plan.nodes, &spec.plan.edges, "spec");
     let mut first_index: HashMap<&str, usize> = HashMap::new();
     for (i, parameter) in spec.parameters.iter().enumerate() {
         if let Some(first) = first_index.get(parameter.name.as_str()) {
@@ -86,7 +86,7 @@ pub fn check_run(spec: &RunSpec, old: Option<&RunSpec>) -> Vec<Problem> {
 mod tests {
     use super::*;
     use crate::graph::tests::{agent, edge, gate};
-    use keelson_api_crds::workflows::{FlowParameter, GateDecision, GateDecisionRecord, RunPlan};
+    use keelson_api_crds::workflows::{FlowParameter, GateDecision, GateDecisionRecord, Plan};
 
     fn parameter(name: &str) -> FlowParameter {
         FlowParameter { name: name.to_owned(), ..Default::default() }
@@ -95,8 +95,11 @@ mod tests {
     fn flow() -> FlowSpec {
         FlowSpec {
             parameters: vec![parameter("region"), parameter("Region")],
-            nodes: vec![agent("build"), gate("approve"), agent("deploy")],
-            edges: vec![edge("build", "approve"), edge("approve", "deploy")],
+            plan: Plan {
+                nodes: vec![agent("build"), gate("approve"), agent("deploy")],
+                edges: vec![edge("build", "approve"), edge("approve", "deploy")],
+                timeout_seconds: None,
+            },
             ..Default::default()
         }
     }
@@ -109,8 +112,8 @@ mod tests {
     #[test]
     fn flow_graph_problems_are_under_spec() {
         let mut spec = flow();
-        spec.edges.push(edge("deploy", "nowhere"));
-        spec.edges.push(edge("deploy", "build"));
+        spec.plan.edges.push(edge("deploy", "nowhere"));
+        spec.plan.edges.push(edge("deploy", "build"));
         assert_eq!(
             check_flow(&spec),
             vec![
@@ -146,7 +149,7 @@ mod tests {
 
     fn run() -> RunSpec {
         RunSpec {
-            plan: Some(RunPlan {
+            plan: Some(Plan {
                 nodes: vec![agent("build"), gate("approve")],
                 edges: vec![edge("build", "approve")],
                 timeout_seconds: None,

@@ -1,7 +1,8 @@
 //! Integration: an immutable registry entry bound to a tenant.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, KubeSchema};
+
+use crate::conditions::ObservedConditions;
 use serde::{Deserialize, Serialize};
 
 /// One integration of the registry. Immutable: create a new one to change it.
@@ -59,11 +60,7 @@ pub struct ArtifactRef {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct IntegrationStatus {
-    /// `Ready` when the integration can admit messages.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::schema::conditions")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and the generation they describe.
+    #[serde(flatten)]
+    pub observed: ObservedConditions,
 }

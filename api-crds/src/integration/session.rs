@@ -1,7 +1,9 @@
 //! IntegrationSession: a durable workspace of one tenant; its records live in the store.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResource, KubeSchema};
+
+use crate::conditions::ObservedConditions;
 use serde::{Deserialize, Serialize};
 
 /// A durable Integration Session. Archiving hides it from default lists; it stays readable.
@@ -39,13 +41,9 @@ pub struct IntegrationSessionSpec {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct IntegrationSessionStatus {
-    /// `Ready` when the session's store records are reachable.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::schema::conditions")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and the generation they describe.
+    #[serde(flatten)]
+    pub observed: ObservedConditions,
     /// Redacted samples.
     #[serde(default)]
     pub samples: i64,

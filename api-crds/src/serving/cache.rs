@@ -2,8 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, KubeSchema};
+
+use crate::conditions::ObservedConditions;
 use serde::{Deserialize, Serialize};
 
 /// Desired state of a model cache.
@@ -89,13 +90,9 @@ pub struct ModelCacheStatus {
     /// Pending, Provisioning, Ready or Failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<ModelCachePhase>,
-    /// `Ready` and the finer conditions behind it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::schema::conditions")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and the generation they describe.
+    #[serde(flatten)]
+    pub observed: ObservedConditions,
     /// Where deployments find the model: `<claim>:<modelPath>` or a node path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,

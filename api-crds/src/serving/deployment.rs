@@ -3,8 +3,10 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ResourceRequirements;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResource, KubeSchema};
+
+use crate::conditions::ObservedConditions;
 use serde::{Deserialize, Serialize};
 
 /// Desired state of a model server.
@@ -406,13 +408,9 @@ pub struct ModelDeploymentStatus {
     /// Pending, Running, Idle (scaled to zero) or Failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<ModelDeploymentPhase>,
-    /// `Ready` and the finer conditions behind it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::schema::conditions")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and the generation they describe.
+    #[serde(flatten)]
+    pub observed: ObservedConditions,
     /// Serving pods that exist (the scale subresource's status).
     #[serde(default)]
     pub replicas: i32,

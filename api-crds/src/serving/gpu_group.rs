@@ -2,8 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResource, KubeSchema};
+
+use crate::conditions::ObservedConditions;
 use serde::{Deserialize, Serialize};
 
 /// Desired state of a GPU shared by several models.
@@ -147,13 +149,9 @@ pub struct GpuGroupStatus {
     /// Pending, Idle, Active, Draining, Swapping or Failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<GpuGroupPhase>,
-    /// `Ready` and the finer conditions behind it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::schema::conditions")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and the generation they describe.
+    #[serde(flatten)]
+    pub observed: ObservedConditions,
     /// Member that holds the GPU now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_model: Option<String>,

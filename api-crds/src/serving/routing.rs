@@ -1,7 +1,9 @@
 //! ModelRouting: the models the weaver's roles and domains use, and whether they are served.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResource, KubeSchema};
+
+use crate::conditions::ObservedConditions;
 use serde::{Deserialize, Serialize};
 
 /// Which models the weaver's roles and domains are configured to use.
@@ -102,11 +104,7 @@ pub struct ModelRoutingStatus {
     /// When the preflight ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked_at: Option<Time>,
-    /// `Ready` (not degraded) and the finer conditions behind it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::schema::conditions")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and the generation they describe.
+    #[serde(flatten)]
+    pub observed: ObservedConditions,
 }

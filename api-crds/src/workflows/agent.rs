@@ -1,8 +1,9 @@
 //! Agent: a registered executable that flow steps run as Jobs.
 
 use k8s_openapi::api::core::v1::EnvVar;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, KubeSchema};
+
+use crate::conditions::ObservedConditions;
 use serde::{Deserialize, Serialize};
 
 /// An agent: an image and command, with what it can do.
@@ -55,11 +56,7 @@ pub struct AgentSpec {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentStatus {
-    /// `Ready` when the agent can be used.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::schema::conditions")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and the generation they describe.
+    #[serde(flatten)]
+    pub observed: ObservedConditions,
 }

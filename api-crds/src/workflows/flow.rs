@@ -1,8 +1,9 @@
 //! Flow: a reusable DAG of agent steps and approval gates, with parameters.
 
 use k8s_openapi::api::core::v1::EnvVar;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, KubeSchema};
+
+use crate::conditions::ObservedConditions;
 use serde::{Deserialize, Serialize};
 
 /// A workflow definition. Cycles and dangling edges are refused at admission.
@@ -40,6 +41,16 @@ pub struct FlowSpec {
     #[schemars(length(max = 64))]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["name".into()]))]
     pub parameters: Vec<FlowParameter>,
+    /// The steps and gates, their dependencies and the run timeout.
+    #[serde(flatten)]
+    pub plan: Plan,
+}
+
+/// What a run executes: nodes, the edges between them and a timeout. A Flow holds one; a Run
+/// holds one inline instead of referencing a Flow.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
     /// The steps and gates.
     #[schemars(length(min = 1, max = 200))]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["id".into()]))]
@@ -157,11 +168,7 @@ pub struct FlowEdge {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct FlowStatus {
-    /// `Ready` when the flow and the agents it references are usable.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::schema::conditions")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and the generation they describe.
+    #[serde(flatten)]
+    pub observed: ObservedConditions,
 }

@@ -2,11 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResource, KubeSchema};
+
+use crate::conditions::ObservedConditions;
 use serde::{Deserialize, Serialize};
 
-use super::{FlowEdge, FlowNode, GateDecision};
+use super::{GateDecision, Plan};
 
 /// One execution. Created queued; `start: true` sets it going. Gate decisions are appended to
 /// `decisions`; nothing else in the spec changes after creation.
@@ -40,7 +42,7 @@ pub struct RunSpec {
     pub flow_ref: Option<String>,
     /// An inline plan, instead of a flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<RunPlan>,
+    pub plan: Option<Plan>,
     /// Parameter values, by name.
     #[serde(default)]
     pub parameters: BTreeMap<String, String>,
@@ -52,24 +54,6 @@ pub struct RunSpec {
     #[schemars(length(max = 200))]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["node".into()]))]
     pub decisions: Vec<GateDecisionRecord>,
-}
-
-/// An inline plan: nodes and edges as in a Flow.
-#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct RunPlan {
-    /// The steps and gates.
-    #[schemars(length(min = 1, max = 200))]
-    #[x_kube(merge_strategy = ListMerge::Map(vec!["id".into()]))]
-    pub nodes: Vec<FlowNode>,
-    /// Dependencies: `to` starts after `from` succeeded.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 1000))]
-    pub edges: Vec<FlowEdge>,
-    /// Seconds the whole run may take before it fails.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 604800))]
-    pub timeout_seconds: Option<i64>,
 }
 
 /// A decision on one gate of a run.
@@ -93,13 +77,9 @@ pub struct RunStatus {
     /// queued, running, succeeded, failed or cancelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<RunPhase>,
-    /// `Succeeded` and the finer conditions behind it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::schema::conditions")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and the generation they describe.
+    #[serde(flatten)]
+    pub observed: ObservedConditions,
     /// State of each node, in plan order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["id".into()]))]

@@ -1,7 +1,8 @@
 //! Webhook: a token-protected trigger path that starts runs of a flow.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, KubeSchema};
+
+use crate::conditions::ObservedConditions;
 use serde::{Deserialize, Serialize};
 
 /// A webhook for a flow. The token itself is never stored; the Secret holds its SHA-256 hash.
@@ -49,13 +50,9 @@ fn default_key() -> String {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookStatus {
-    /// `Ready` when the flow and the token Secret exist.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::schema::conditions")]
-    pub conditions: Vec<Condition>,
-    /// The generation the status describes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
+    /// Conditions and the generation they describe.
+    #[serde(flatten)]
+    pub observed: ObservedConditions,
     /// Path to POST to, under the REST API: `/api/v1/webhooks/trigger/<flow>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger_path: Option<String>,

@@ -65,27 +65,7 @@ fn prune_node(
                 map.clear();
                 return;
             };
-            let props = properties(s);
-            let mut unknown = Vec::new();
-            for (k, v) in map.iter_mut() {
-                let field = child(path, k);
-                if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
-                    if k == "metadata" {
-                        coerce_object_meta(v, &field, pruned);
-                    }
-                } else if let Some(prop) = props.and_then(|p| p.get(k)) {
-                    prune_node(v, Some(prop), &field, false, pruned);
-                } else if let Some(additional) = additional_schema(s) {
-                    prune_node(v, Some(additional), &field, false, pruned);
-                } else if !has_additional(s) {
-                    unknown.push(k.clone());
-                    pruned.push(field);
-                }
-                // `additionalProperties: true`: the value is kept as it is.
-            }
-            for k in unknown {
-                map.remove(&k);
-            }
+            prune_fields(map, s, path, embedded, Unknown::Prune, pruned);
         }
         Value::Array(list) => {
             let item_schema = schema.and_then(items);
@@ -107,21 +87,7 @@ fn skip_prune(
     pruned: &mut Vec<String>,
 ) {
     match value {
-        Value::Object(map) => {
-            let props = properties(schema);
-            for (k, v) in map.iter_mut() {
-                let field = child(path, k);
-                if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
-                    if k == "metadata" {
-                        coerce_object_meta(v, &field, pruned);
-                    }
-                } else if let Some(prop) = props.and_then(|p| p.get(k)) {
-                    prune_node(v, Some(prop), &field, false, pruned);
-                } else if let Some(additional) = additional_schema(schema) {
-                    prune_node(v, Some(additional), &field, false, pruned);
-                }
-            }
-        }
+        Value::Object(map) => prune_fields(map, schema, path, embedded, Unknown::Keep, pruned),
         Value::Array(list) => {
             if let Some(item_schema) = items(schema) {
                 for (i, v) in list.iter_mut().enumerate() {
@@ -131,6 +97,49 @@ fn skip_prune(
             }
         }
         _ => {}
+    }
+}
+
+/// What [`prune_fields`] does with a key the schema does not declare.
+#[derive(Clone, Copy, PartialEq)]
+enum Unknown {
+    /// Remove it and record its path.
+    Prune,
+    /// Leave it (`x-kubernetes-preserve-unknown-fields`).
+    Keep,
+}
+
+/// Walks the fields of an object: declared fields and map values are pruned by their own
+/// schema, `apiVersion`/`kind`/`metadata` of an embedded resource are kept (metadata coerced),
+/// and undeclared fields are handled as `unknown` says.
+fn prune_fields(
+    map: &mut serde_json::Map<String, Value>,
+    schema: &Value,
+    path: &str,
+    embedded: bool,
+    unknown: Unknown,
+    pruned: &mut Vec<String>,
+) {
+    let props = properties(schema);
+    let mut undeclared = Vec::new();
+    for (k, v) in map.iter_mut() {
+        let field = child(path, k);
+        if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
+            if k == "metadata" {
+                coerce_object_meta(v, &field, pruned);
+            }
+        } else if let Some(prop) = props.and_then(|p| p.get(k)) {
+            prune_node(v, Some(prop), &field, false, pruned);
+        } else if let Some(additional) = additional_schema(schema) {
+            prune_node(v, Some(additional), &field, false, pruned);
+        } else if unknown == Unknown::Prune && !has_additional(schema) {
+            undeclared.push(k.clone());
+            pruned.push(field);
+        }
+        // `additionalProperties: true`, or preserved: the value is kept as it is.
+    }
+    for k in undeclared {
+        map.remove(&k);
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use keelson_embedded::validation::structural_problems;
+use keelson_embedded::validation::{SchemaValidator, structural_problems};
 
 use crate::support::workspace;
 
@@ -39,6 +39,15 @@ fn every_crd_schema_is_structural() {
             crd.spec.versions[0].schema.as_ref().unwrap().open_api_v3_schema.as_ref().unwrap();
         let problems = structural_problems(&serde_json::to_value(schema).unwrap());
         assert!(problems.is_empty(), "{}: {problems:#?}", crd.metadata.name.unwrap());
+    }
+}
+
+#[test]
+fn every_cel_rule_compiles() {
+    for crd in keelson_api_crds::all_crds() {
+        let validator = SchemaValidator::for_crd(&crd, "v1alpha1").unwrap();
+        let errors = validator.rule_compile_errors();
+        assert!(errors.is_empty(), "{}: {errors:#?}", crd.metadata.name.unwrap());
     }
 }
 
