@@ -48,3 +48,8 @@ pub(crate) fn object_name(_: &mut SchemaGenerator) -> Schema {
 pub(crate) fn optional_object_name(generator: &mut SchemaGenerator) -> Schema {
     object_name(generator)
 }
+
+/// For `skip_serializing_if`: a zero count is left out (and gets no schema default).
+pub(crate) fn is_zero(value: &i32) -> bool {
+    *value == 0
+}

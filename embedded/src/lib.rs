@@ -1,3 +1,17 @@
 //! Keelson's embedded control plane: a Kubernetes-compatible API server for one machine.
+//!
+//! - [`storage`]: the revision log (SQLite) every object lives in;
+//! - [`validation`]: CRD schema and CEL validation, as the Kubernetes API server does it;
+//! - [`patch`]: JSON, merge, strategic merge patch and server-side apply;
+//! - [`catalog`], [`selectors`], [`table`], [`discovery`], [`openapi`]: what is served and how;
+//! - [`server`]: the HTTPS API server tying them together.
+
+pub mod catalog;
+pub mod discovery;
+pub mod openapi;
+pub mod patch;
+pub mod selectors;
+pub mod server;
 pub mod storage;
+pub mod table;
 pub mod validation;

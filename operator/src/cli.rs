@@ -18,6 +18,8 @@ pub struct Cli {
 /// The `keelson` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run everything on this machine, with an embedded Kubernetes API server that kubectl uses.
+    Up(crate::up::UpArgs),
     /// Print Keelson's CustomResourceDefinitions as YAML, or write one file per CRD.
     ///
     /// `keelson crds | kubectl apply -f -` installs them on a cluster.
@@ -32,6 +34,10 @@ impl Cli {
     /// Runs the parsed command.
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
+            Command::Up(args) => {
+                let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+                runtime.block_on(crate::up::run(args))
+            }
             Command::Crds { out_dir: None } => {
                 let yaml = crate::crds::render_all()?;
                 std::io::stdout().lock().write_all(yaml.as_bytes()).context("writing to stdout")

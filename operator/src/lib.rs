@@ -2,3 +2,5 @@
 
 pub mod cli;
 pub mod crds;
+pub mod telemetry;
+pub mod up;

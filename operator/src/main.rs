@@ -3,5 +3,6 @@
 use clap::Parser;
 
 fn main() -> anyhow::Result<()> {
+    keelson::telemetry::init();
     keelson::cli::Cli::parse().run()
 }

@@ -91,18 +91,21 @@ pub struct GpuGroupMember {
     /// Name of a ModelDeployment in the group's namespace.
     #[schemars(schema_with = "crate::schema::object_name")]
     pub name: String,
-    /// Higher wins the GPU.
-    #[serde(default = "default_priority")]
+    /// Higher wins the GPU; 100 when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 1000))]
-    pub priority: i32,
+    pub priority: Option<i32>,
     /// Estimated GPU memory in MiB, for MemoryShared placement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub vram_estimate_mb: Option<i64>,
 }
 
-fn default_priority() -> i32 {
-    100
+impl GpuGroupMember {
+    /// The member's priority, 100 when unset.
+    pub fn priority(&self) -> i32 {
+        self.priority.unwrap_or(100)
+    }
 }
 
 /// Anti-thrashing settings.

@@ -67,7 +67,7 @@ pub struct Plan {
 
 /// A parameter of a flow.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[x_kube(validation = Rule::new("!(self.required && has(self.default))").message("a required parameter cannot have a default"))]
+#[x_kube(validation = Rule::new("!(has(self.required) && self.required && has(self.default))").message("a required parameter cannot have a default"))]
 #[serde(rename_all = "camelCase")]
 pub struct FlowParameter {
     /// Name, a C identifier.
@@ -78,7 +78,7 @@ pub struct FlowParameter {
     #[schemars(length(max = 1024))]
     pub description: Option<String>,
     /// A run must supply it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub required: bool,
     /// Value when a run does not supply one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,8 +118,8 @@ pub struct AgentStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 86400))]
     pub timeout_seconds: Option<i64>,
-    /// Further attempts after a failure.
-    #[serde(default)]
+    /// Further attempts after a failure; none when absent.
+    #[serde(default, skip_serializing_if = "crate::schema::is_zero")]
     #[schemars(range(min = 0, max = 10))]
     pub retries: i32,
 }
@@ -136,9 +136,9 @@ pub struct GateStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 2592000))]
     pub timeout_seconds: Option<i64>,
-    /// Decision taken when the timeout passes.
-    #[serde(default)]
-    pub default_decision: GateDecision,
+    /// Decision taken when the timeout passes; `reject` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_decision: Option<GateDecision>,
 }
 
 /// A decision on a gate.

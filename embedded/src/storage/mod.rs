@@ -339,6 +339,7 @@ impl Store {
 }
 
 /// A consistent view of the keys under one prefix at one revision.
+#[derive(Clone)]
 pub struct Snapshot {
     state: Arc<State>,
     prefix: String,

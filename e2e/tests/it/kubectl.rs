@@ -1,0 +1,241 @@
+//! The real `kubectl`, default flags (strict validation), against `keelson up`.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::support::{Keelson, eventually};
+
+#[test]
+fn crds_and_examples_apply_then_get_scale_and_refuse_invalid() {
+    let k = Keelson::up();
+    // `keelson up` installed the CRDs by server-side apply; the first client-side apply adds
+    // kubectl's last-applied annotation, as on any cluster, and the next one changes nothing.
+    k.ok(&["apply", "-f", "crds/"]);
+    let again = k.ok(&["apply", "-f", "crds/"]);
+    assert_eq!(
+        again.matches("unchanged").count(),
+        12,
+        "re-applying the CRDs changes nothing:\n{again}"
+    );
+    k.ok(&["wait", "--for=condition=Established", "crd", "--all", "--timeout=30s"]);
+
+    let created = k.ok(&["apply", "-R", "-f", "examples/"]);
+    assert!(
+        created.contains("modeldeployment.serving.keelson.dev/qwen2-5-7b created"),
+        "{created}"
+    );
+    let unchanged = k.ok(&["apply", "-R", "-f", "examples/"]);
+    assert!(!unchanged.contains("configured"), "a second apply changes nothing:\n{unchanged}");
+
+    // A changed manifest goes through kubectl's client-side apply patch.
+    let flow =
+        std::fs::read_to_string(crate::support::workspace().join("examples/workflows/flow.yaml"))
+            .unwrap();
+    let changed = k.manifest(
+        "flow.yaml",
+        &flow
+            .replace("Fetch, summarise and approve the weekly report.", "Weekly report, reviewed."),
+    );
+    assert!(
+        k.ok(&["apply", "-f", &changed])
+            .contains("flow.workflows.keelson.dev/weekly-report configured")
+    );
+    assert_eq!(
+        k.ok(&["get", "flow", "weekly-report", "-o", "jsonpath={.spec.description}"]),
+        "Weekly report, reviewed."
+    );
+
+    let ssa = k.ok(&["apply", "--server-side", "-f", "examples/serving/gpugroup.yaml"]);
+    assert!(ssa.contains("serverside-applied"), "{ssa}");
+
+    let table = k.ok(&["get", "modeldeployments"]);
+    let header = table.lines().next().unwrap();
+    for column in ["NAME", "BACKEND", "MODEL", "REPLICAS", "PHASE", "AGE"] {
+        assert!(header.contains(column), "printer column {column} missing: {header}");
+    }
+    assert!(table.lines().any(|l| l.starts_with("qwen2-5-7b") && l.contains("vllm")), "{table}");
+    assert!(k.ok(&["get", "md", "qwen2-5-7b", "-o", "yaml"]).contains("backend: vllm"));
+    let everything = k.ok(&["get", "keelson"]);
+    for kind in [
+        "modeldeployment.serving.keelson.dev",
+        "flow.workflows.keelson.dev",
+        "integration.integration.keelson.dev",
+    ] {
+        assert!(everything.contains(kind), "the keelson category lists {kind}:\n{everything}");
+    }
+
+    assert!(k.ok(&["scale", "md", "qwen2-5-7b", "--replicas=2"]).contains("scaled"));
+    assert_eq!(k.ok(&["get", "md", "qwen2-5-7b", "-o", "jsonpath={.spec.replicas}"]), "2");
+
+    let invalid = k.manifest(
+        "bad.yaml",
+        "apiVersion: serving.keelson.dev/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: bad\nspec:\n  backend: vllm\n  model: m\n  replicas: -1\n",
+    );
+    let refused = k.fails(&["apply", "-f", &invalid]);
+    assert!(
+        refused.contains("spec.replicas") && refused.contains("greater than or equal to 0"),
+        "{refused}"
+    );
+    let unknown = k.manifest(
+        "unknown.yaml",
+        "apiVersion: serving.keelson.dev/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: typo\nspec:\n  backend: vllm\n  model: m\n  replicaz: 2\n",
+    );
+    let strict = k.fails(&["apply", "-f", &unknown]);
+    assert!(
+        strict.contains("unknown field \"spec.replicaz\""),
+        "strict field validation: {strict}"
+    );
+}
+
+const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.25\n        env:\n        - name: MODE\n          value: prod\n";
+
+fn config_map(name: &str, namespace: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {namespace}\ndata:\n  a: \"1\"\n"
+    )
+}
+
+#[test]
+fn a_deployment_image_is_patched_by_strategic_merge() {
+    let k = Keelson::up();
+    k.apply("web.yaml", WEB);
+    k.ok(&["set", "image", "deployment/web", "nginx=nginx:1.27"]);
+    k.ok(&["patch", "deployment", "web", "-p", r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox:1.36"}]}}}}"#]);
+    let images = k.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "jsonpath={range .spec.template.spec.containers[*]}{.name}={.image} {end}",
+    ]);
+    let mut images: Vec<&str> = images.split_whitespace().collect();
+    images.sort();
+    assert_eq!(images, ["nginx=nginx:1.27", "sidecar=busybox:1.36"], "containers merge by name");
+    assert_eq!(
+        k.ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[?(@.name==\"nginx\")].env[0].value}"
+        ]),
+        "prod"
+    );
+    assert!(k.ok(&["scale", "deployment", "web", "--replicas=3"]).contains("scaled"));
+    assert_eq!(k.ok(&["get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"]), "3");
+}
+
+#[test]
+fn get_watch_shows_a_change_made_by_another_client() {
+    let k = Keelson::up();
+    k.apply("watched.yaml", &config_map("watched", "default"));
+    let mut child = k
+        .kubectl_cmd(&[
+            "get",
+            "configmap",
+            "watched",
+            "-w",
+            "-o",
+            "jsonpath={.metadata.labels.stage}{\"\\n\"}",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    k.ok(&["label", "configmap", "watched", "stage=two"]);
+    let seen =
+        (0..20).any(|_| rx.recv_timeout(Duration::from_millis(500)).is_ok_and(|l| l == "two"));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen, "kubectl get -w printed the new label");
+}
+
+#[test]
+fn describe_shows_events_and_wait_honours_observed_generation() {
+    let k = Keelson::up();
+    k.ok(&["apply", "-f", "examples/workflows/agents.yaml"]);
+    let uid = k.ok(&["get", "agent", "summarize", "-o", "jsonpath={.metadata.uid}"]);
+    let event = k.manifest(
+        "event.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Event\nmetadata:\n  name: summarize.1\ninvolvedObject:\n  apiVersion: workflows.keelson.dev/v1alpha1\n  kind: Agent\n  name: summarize\n  namespace: default\n  uid: {uid}\nreason: Registered\nmessage: agent registered\ntype: Normal\nfirstTimestamp: \"2026-11-21T00:00:00Z\"\nlastTimestamp: \"2026-11-21T00:00:00Z\"\ncount: 1\nsource:\n  component: keelson\n"
+        ),
+    );
+    k.ok(&["apply", "-f", &event]);
+    let described = k.ok(&["describe", "agent", "summarize"]);
+    assert!(
+        described.contains("Events:")
+            && described.contains("Registered")
+            && described.contains("agent registered"),
+        "{described}"
+    );
+
+    let ready = |generation: u32| {
+        format!(
+            r#"{{"status":{{"observedGeneration":{generation},"conditions":[{{"type":"Ready","status":"True","reason":"Ok","message":"","observedGeneration":{generation},"lastTransitionTime":"2026-11-21T00:00:00Z"}}]}}}}"#
+        )
+    };
+    k.ok(&["patch", "agent", "summarize", "--subresource=status", "--type=merge", "-p", &ready(1)]);
+    k.ok(&["wait", "--for=condition=Ready", "agent/summarize", "--timeout=10s"]);
+    k.ok(&[
+        "patch",
+        "agent",
+        "summarize",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"image":"busybox:1.37"}}"#,
+    ]);
+    k.fails(&["wait", "--for=condition=Ready", "agent/summarize", "--timeout=2s"]);
+    k.ok(&["patch", "agent", "summarize", "--subresource=status", "--type=merge", "-p", &ready(2)]);
+    k.ok(&["wait", "--for=condition=Ready", "agent/summarize", "--timeout=10s"]);
+}
+
+#[test]
+fn deleting_an_owner_removes_its_children_and_a_namespace_its_contents() {
+    let k = Keelson::up();
+    k.apply("parent.yaml", &config_map("parent", "default"));
+    let uid = k.ok(&["get", "configmap", "parent", "-o", "jsonpath={.metadata.uid}"]);
+    let child = k.manifest(
+        "child.yaml",
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: child\n  ownerReferences:\n  - apiVersion: v1\n    kind: ConfigMap\n    name: parent\n    uid: {uid}\n"),
+    );
+    k.ok(&["apply", "-f", &child]);
+    k.ok(&["delete", "configmap", "parent"]);
+    eventually(10, "the child to be collected", || {
+        !k.kubectl(&["get", "configmap", "child"]).status.success()
+    });
+
+    k.apply("team.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team\n");
+    k.apply("inside.yaml", &config_map("inside", "team"));
+    k.ok(&["delete", "namespace", "team", "--timeout=30s"]);
+    assert!(!k.kubectl(&["get", "namespace", "team"]).status.success());
+    assert!(!k.kubectl(&["get", "configmap", "inside", "-n", "team"]).status.success());
+}
+
+#[test]
+fn a_restart_resumes_on_the_same_data_dir() {
+    let mut k = Keelson::up();
+    k.apply("kept.yaml", &config_map("kept", "default"));
+    let before: u64 = k
+        .ok(&["get", "configmap", "kept", "-o", "jsonpath={.metadata.resourceVersion}"])
+        .parse()
+        .unwrap();
+    k.kill();
+    k.start();
+    assert_eq!(k.ok(&["get", "configmap", "kept", "-o", "jsonpath={.data.a}"]), "1");
+    k.apply("later.yaml", &config_map("later", "default"));
+    let after: u64 = k
+        .ok(&["get", "configmap", "later", "-o", "jsonpath={.metadata.resourceVersion}"])
+        .parse()
+        .unwrap();
+    assert!(after > before);
+}

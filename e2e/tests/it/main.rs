@@ -1,0 +1,4 @@
+//! End to end: `keelson up` started as a process, driven by the real `kubectl`.
+
+mod kubectl;
+mod support;

@@ -1,0 +1,138 @@
+//! A `keelson up` process in a temporary directory and a `kubectl` pointed at it.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `keelson up`, stopped (SIGKILL) when dropped.
+pub struct Keelson {
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+    child: Option<Child>,
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Keelson {
+    /// Starts `keelson up` and waits until its kubeconfig works.
+    pub fn up() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut keelson = Self { dir, port: free_port(), child: None };
+        keelson.start();
+        keelson
+    }
+
+    /// Starts the process on the same data dir and port.
+    pub fn start(&mut self) {
+        let child = Command::new(keelson_e2e::keelson_binary())
+            .args(["up", "--data-dir"])
+            .arg(self.data_dir())
+            .args(["--bind", &format!("127.0.0.1:{}", self.port)])
+            .env("KEELSON_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if self.data_dir().join("kubeconfig").exists()
+                && self
+                    .kubectl(&["get", "crd", "modeldeployments.serving.keelson.dev"])
+                    .status
+                    .success()
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("keelson up did not become ready in 30 s");
+    }
+
+    /// Kills the process with SIGKILL.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// Runs kubectl with this server's kubeconfig and its own HOME (discovery cache).
+    pub fn kubectl(&self, args: &[&str]) -> Output {
+        self.kubectl_cmd(args).output().unwrap()
+    }
+
+    /// A kubectl command ready to run.
+    pub fn kubectl_cmd(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("kubectl");
+        command
+            .args(args)
+            .env("KUBECONFIG", self.data_dir().join("kubeconfig"))
+            .env("HOME", self.dir.path())
+            .current_dir(workspace());
+        command
+    }
+
+    /// Runs kubectl and returns stdout, failing the test with stderr when it fails.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let output = self.kubectl(args);
+        assert!(
+            output.status.success(),
+            "kubectl {} failed:\n{}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// Runs kubectl expecting failure and returns stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let output = self.kubectl(args);
+        assert!(!output.status.success(), "kubectl {} should have failed", args.join(" "));
+        String::from_utf8(output.stderr).unwrap()
+    }
+
+    /// Applies a manifest given inline.
+    pub fn apply(&self, name: &str, yaml: &str) -> String {
+        let path = self.manifest(name, yaml);
+        self.ok(&["apply", "-f", &path])
+    }
+
+    /// Writes a manifest into the temp dir and returns its path.
+    pub fn manifest(&self, name: &str, yaml: &str) -> String {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, yaml).unwrap();
+        path.display().to_string()
+    }
+}
+
+impl Drop for Keelson {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Polls `check` every 100 ms for up to `secs` seconds.
+pub fn eventually(secs: u64, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        if check() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("timed out waiting for {what}");
+}

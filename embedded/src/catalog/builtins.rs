@@ -1,0 +1,381 @@
+//! The built-in kinds, with kubectl-like printer columns.
+//!
+//! Printer columns whose `json_path` starts with `computed:` are rendered by
+//! `table::computed` (see its docs for the list).
+
+use k8s_openapi::api::{apps, batch, coordination, core, events};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+use super::schemas::schema_for;
+use super::{ALL_VERBS, PrinterColumn, ResourceInfo, Subresource};
+
+const AGE: &str =
+    "CreationTimestamp is a timestamp representing the server time when this object was created.";
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn res(group: &str, resource: &str, singular: &str, kind: &str, namespaced: bool) -> ResourceInfo {
+    ResourceInfo {
+        group: group.to_owned(),
+        version: "v1".to_owned(),
+        resource: resource.to_owned(),
+        singular: singular.to_owned(),
+        kind: kind.to_owned(),
+        list_kind: format!("{kind}List"),
+        namespaced,
+        short_names: Vec::new(),
+        categories: Vec::new(),
+        verbs: strings(&ALL_VERBS),
+        subresources: Vec::new(),
+        printer_columns: Vec::new(),
+        schema: None,
+        builtin: true,
+        selectable_fields: Vec::new(),
+    }
+}
+
+impl ResourceInfo {
+    fn short(mut self, names: &[&str]) -> Self {
+        self.short_names = strings(names);
+        self
+    }
+    fn all_category(mut self) -> Self {
+        self.categories = strings(&["all"]);
+        self
+    }
+    fn subs(mut self, subresources: Vec<Subresource>) -> Self {
+        self.subresources = subresources;
+        self
+    }
+    fn cols(mut self, columns: Vec<PrinterColumn>) -> Self {
+        self.printer_columns = columns;
+        self
+    }
+    fn fields(mut self, fields: &[&str]) -> Self {
+        self.selectable_fields = strings(fields);
+        self
+    }
+    fn with_schema(mut self, schema: serde_json::Value) -> Self {
+        self.schema = Some(schema);
+        self
+    }
+}
+
+fn col(name: &str, type_: &str, path: &str, description: &str) -> PrinterColumn {
+    PrinterColumn::new(name, type_, path, description)
+}
+
+fn age() -> PrinterColumn {
+    col("Age", "string", "computed:age", AGE)
+}
+
+fn scale() -> Subresource {
+    Subresource::Scale {
+        spec_replicas_path: ".spec.replicas".into(),
+        status_replicas_path: ".status.replicas".into(),
+        label_selector_path: Some(".spec.selector".into()),
+    }
+}
+
+/// Wide columns shared by the workload controllers.
+fn workload_wide() -> [PrinterColumn; 3] {
+    [
+        col(
+            "Containers",
+            "string",
+            "computed:containers",
+            "Names of each container in the template.",
+        )
+        .wide(),
+        col(
+            "Images",
+            "string",
+            "computed:images",
+            "Images referenced by each container in the template.",
+        )
+        .wide(),
+        col("Selector", "string", "computed:selector", "Label selector of the controlled pods.")
+            .wide(),
+    ]
+}
+
+fn event_columns() -> Vec<PrinterColumn> {
+    vec![
+        col(
+            "Last Seen",
+            "string",
+            "computed:event-last-seen",
+            "Time since the event was last seen.",
+        ),
+        col("Type", "string", ".type", "Type of this event (Normal, Warning)."),
+        col("Reason", "string", ".reason", "Short, machine understandable reason for the event."),
+        col("Object", "string", "computed:event-object", "The object this event is about."),
+        col("Subobject", "string", "computed:event-subobject", "Field path of the sub-object.")
+            .wide(),
+        col("Source", "string", "computed:event-source", "Component reporting this event.").wide(),
+        col(
+            "Message",
+            "string",
+            "computed:event-message",
+            "Human-readable description of the event.",
+        ),
+        col(
+            "First Seen",
+            "string",
+            "computed:event-first-seen",
+            "Time since the event was first seen.",
+        )
+        .wide(),
+        col("Count", "integer", "computed:event-count", "Number of times this event has occurred.")
+            .wide(),
+        col("Name", "string", ".metadata.name", "Name of the event.").wide().with_format("name"),
+    ]
+}
+
+pub(super) fn all() -> Vec<ResourceInfo> {
+    use Subresource::{Log, Status};
+    let pod_fields = [
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.podIPs",
+        "status.nominatedNodeName",
+    ];
+    let core_event_fields = [
+        "involvedObject.kind",
+        "involvedObject.namespace",
+        "involvedObject.name",
+        "involvedObject.uid",
+        "involvedObject.apiVersion",
+        "involvedObject.resourceVersion",
+        "involvedObject.fieldPath",
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
+    ];
+    let events_v1_fields = [
+        "regarding.kind",
+        "regarding.namespace",
+        "regarding.name",
+        "regarding.uid",
+        "regarding.apiVersion",
+        "regarding.resourceVersion",
+        "regarding.fieldPath",
+        "reason",
+        "reportingController",
+        "type",
+    ];
+    vec![
+        // core/v1, alphabetical within the group like kube-apiserver.
+        res("", "configmaps", "configmap", "ConfigMap", true)
+            .short(&["cm"])
+            .cols(vec![
+                col("Data", "integer", "computed:configmap-data", "Number of data entries."),
+                age(),
+            ])
+            .with_schema(schema_for::<core::v1::ConfigMap>()),
+        res("", "events", "event", "Event", true)
+            .short(&["ev"])
+            .cols(event_columns())
+            .fields(&core_event_fields)
+            .with_schema(schema_for::<core::v1::Event>()),
+        res("", "namespaces", "namespace", "Namespace", false)
+            .short(&["ns"])
+            .subs(vec![Status])
+            .cols(vec![
+                col("Status", "string", ".status.phase", "The status of the namespace."),
+                age(),
+            ])
+            .fields(&["status.phase"])
+            .with_schema(schema_for::<core::v1::Namespace>()),
+        res("", "nodes", "node", "Node", false)
+            .short(&["no"])
+            .subs(vec![Status])
+            .cols(vec![
+                col("Status", "string", "computed:node-status", "The status of the node."),
+                col("Roles", "string", "computed:node-roles", "The roles of the node."),
+                age(),
+                col("Version", "string", ".status.nodeInfo.kubeletVersion", "Kubelet version."),
+                col("Internal-IP", "string", "computed:node-address:InternalIP", "Internal IP of the node.")
+                    .wide(),
+                col("External-IP", "string", "computed:node-address:ExternalIP", "External IP of the node.")
+                    .wide(),
+            ])
+            .fields(&["spec.unschedulable"])
+            .with_schema(schema_for::<core::v1::Node>()),
+        res("", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true)
+            .short(&["pvc"])
+            .subs(vec![Status])
+            .cols(vec![
+                col("Status", "string", "computed:pvc-status", "The phase of the claim."),
+                col("Volume", "string", ".spec.volumeName", "The bound PersistentVolume."),
+                col("Capacity", "string", "computed:pvc-capacity", "The capacity of the bound volume."),
+                col("Access Modes", "string", "computed:pvc-access-modes", "The access modes of the volume."),
+                col("StorageClass", "string", ".spec.storageClassName", "The storage class of the claim."),
+                col(
+                    "VolumeAttributesClass",
+                    "string",
+                    "computed:or-unset:.spec.volumeAttributesClassName",
+                    "The volume attributes class of the claim.",
+                ),
+                age(),
+                col("VolumeMode", "string", "computed:or-unset:.spec.volumeMode", "The volume mode.").wide(),
+            ])
+            .with_schema(schema_for::<core::v1::PersistentVolumeClaim>()),
+        res("", "pods", "pod", "Pod", true)
+            .short(&["po"])
+            .all_category()
+            .subs(vec![Status, Log])
+            .cols(vec![
+                col(
+                    "Ready",
+                    "string",
+                    "computed:pod-ready",
+                    "The aggregate readiness state of this pod for accepting traffic.",
+                ),
+                col("Status", "string", "computed:pod-status", "The aggregate status of the containers in this pod."),
+                col(
+                    "Restarts",
+                    "string",
+                    "computed:pod-restarts",
+                    "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+                ),
+                age(),
+                col("IP", "string", "computed:or-none:.status.podIP", "The IP address assigned to the pod.").wide(),
+                col("Node", "string", "computed:or-none:.spec.nodeName", "The node the pod is assigned to.").wide(),
+                col(
+                    "Nominated Node",
+                    "string",
+                    "computed:or-none:.status.nominatedNodeName",
+                    "The node the pod is nominated to run on.",
+                )
+                .wide(),
+                col("Readiness Gates", "string", "computed:pod-readiness-gates", "The pod's readiness gates.")
+                    .wide(),
+            ])
+            .fields(&pod_fields)
+            .with_schema(schema_for::<core::v1::Pod>()),
+        res("", "secrets", "secret", "Secret", true)
+            .cols(vec![
+                col("Type", "string", ".type", "The type of the secret."),
+                col("Data", "integer", "computed:secret-data", "Number of data entries."),
+                age(),
+            ])
+            .fields(&["type"])
+            .with_schema(schema_for::<core::v1::Secret>()),
+        res("", "serviceaccounts", "serviceaccount", "ServiceAccount", true)
+            .short(&["sa"])
+            .cols(vec![
+                col("Secrets", "integer", "computed:serviceaccount-secrets", "Number of secrets."),
+                age(),
+            ])
+            .with_schema(schema_for::<core::v1::ServiceAccount>()),
+        res("", "services", "service", "Service", true)
+            .short(&["svc"])
+            .all_category()
+            .subs(vec![Status])
+            .cols(vec![
+                col("Type", "string", ".spec.type", "The type of the service."),
+                col("Cluster-IP", "string", "computed:service-cluster-ip", "The cluster IP of the service."),
+                col("External-IP", "string", "computed:service-external-ip", "The external IPs of the service."),
+                col("Port(s)", "string", "computed:service-ports", "The ports of the service."),
+                age(),
+                col("Selector", "string", "computed:service-selector", "The service's pod selector.").wide(),
+            ])
+            .fields(&["spec.clusterIP", "spec.type"])
+            .with_schema(schema_for::<core::v1::Service>()),
+        // apps/v1
+        res("apps", "daemonsets", "daemonset", "DaemonSet", true)
+            .short(&["ds"])
+            .all_category()
+            .subs(vec![Status])
+            .cols(
+                [
+                    col("Desired", "integer", ".status.desiredNumberScheduled", "Desired number of pods."),
+                    col("Current", "integer", ".status.currentNumberScheduled", "Scheduled number of pods."),
+                    col("Ready", "integer", ".status.numberReady", "Ready number of pods."),
+                    col("Up-to-date", "integer", ".status.updatedNumberScheduled", "Updated number of pods."),
+                    col("Available", "integer", ".status.numberAvailable", "Available number of pods."),
+                    col("Node Selector", "string", "computed:node-selector", "Node selector of the pods."),
+                    age(),
+                ]
+                .into_iter()
+                .chain(workload_wide())
+                .collect(),
+            )
+            .with_schema(schema_for::<apps::v1::DaemonSet>()),
+        res("apps", "deployments", "deployment", "Deployment", true)
+            .short(&["deploy"])
+            .all_category()
+            .subs(vec![Status, scale()])
+            .cols(
+                [
+                    col("Ready", "string", "computed:deployment-ready", "Number of ready replicas / desired."),
+                    col("Up-to-date", "integer", ".status.updatedReplicas", "Number of updated replicas."),
+                    col("Available", "integer", ".status.availableReplicas", "Number of available replicas."),
+                    age(),
+                ]
+                .into_iter()
+                .chain(workload_wide())
+                .collect(),
+            )
+            .with_schema(schema_for::<apps::v1::Deployment>()),
+        res("apps", "replicasets", "replicaset", "ReplicaSet", true)
+            .short(&["rs"])
+            .all_category()
+            .subs(vec![Status, scale()])
+            .cols(
+                [
+                    col("Desired", "integer", ".spec.replicas", "Number of desired replicas."),
+                    col("Current", "integer", ".status.replicas", "Number of current replicas."),
+                    col("Ready", "integer", ".status.readyReplicas", "Number of ready replicas."),
+                    age(),
+                ]
+                .into_iter()
+                .chain(workload_wide())
+                .collect(),
+            )
+            .fields(&["status.replicas"])
+            .with_schema(schema_for::<apps::v1::ReplicaSet>()),
+        // events.k8s.io/v1: the same storage as core Events, the same printer.
+        res("events.k8s.io", "events", "event", "Event", true)
+            .short(&["ev"])
+            .cols(event_columns())
+            .fields(&events_v1_fields)
+            .with_schema(schema_for::<events::v1::Event>()),
+        // batch/v1
+        res("batch", "jobs", "job", "Job", true)
+            .all_category()
+            .subs(vec![Status])
+            .cols(
+                [
+                    col("Status", "string", "computed:job-status", "Status of the job."),
+                    col("Completions", "string", "computed:job-completions", "Succeeded / desired completions."),
+                    col("Duration", "string", "computed:job-duration", "Time the job took to complete."),
+                    age(),
+                ]
+                .into_iter()
+                .chain(workload_wide())
+                .collect(),
+            )
+            .fields(&["status.successful"])
+            .with_schema(schema_for::<batch::v1::Job>()),
+        // apiextensions.k8s.io/v1
+        res("apiextensions.k8s.io", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", false)
+            .short(&["crd", "crds"])
+            .subs(vec![Status])
+            .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
+            .with_schema(schema_for::<CustomResourceDefinition>()),
+        // coordination.k8s.io/v1
+        res("coordination.k8s.io", "leases", "lease", "Lease", true)
+            .cols(vec![col("Holder", "string", ".spec.holderIdentity", "The holder of the lease."), age()])
+            .with_schema(schema_for::<coordination::v1::Lease>()),
+    ]
+}

@@ -1,0 +1,293 @@
+//! The catalog of resources the embedded API server serves: built-in kinds and
+//! the kinds of established CustomResourceDefinitions.
+//!
+//! Everything here is pure data; discovery, OpenAPI and Table output are built
+//! from [`ResourceInfo`] by the sibling modules.
+
+use std::cmp::Ordering;
+use std::sync::OnceLock;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+mod builtins;
+mod schemas;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub(crate) use schemas::{object_meta_schema, schema_for};
+
+/// Verbs of a fully writable resource, in the order kube-apiserver lists them
+/// for built-ins.
+pub(crate) const ALL_VERBS: [&str; 8] =
+    ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
+/// Verbs kube-apiserver advertises for custom resources (its own order).
+pub(crate) const CR_VERBS: [&str; 8] =
+    ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"];
+
+/// Field selectors every resource supports, in addition to
+/// [`ResourceInfo::selectable_fields`].
+pub const COMMON_SELECTABLE_FIELDS: [&str; 2] = ["metadata.name", "metadata.namespace"];
+
+/// One served resource in one group-version.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResourceInfo {
+    /// API group; `""` for the core group.
+    pub group: String,
+    /// API version, e.g. `v1`.
+    pub version: String,
+    /// Plural resource name used in URLs.
+    pub resource: String,
+    /// Singular resource name.
+    pub singular: String,
+    /// Kind of the objects.
+    pub kind: String,
+    /// Kind of the lists, e.g. `ConfigMapList`.
+    pub list_kind: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Short names (`cm`, `deploy`, ...).
+    pub short_names: Vec<String>,
+    /// Categories (`all`, ...).
+    pub categories: Vec<String>,
+    /// Verbs of the main resource.
+    pub verbs: Vec<String>,
+    /// Subresources served.
+    pub subresources: Vec<Subresource>,
+    /// Printer columns after the leading `Name` column (see `table`).
+    pub printer_columns: Vec<PrinterColumn>,
+    /// OpenAPI v3 schema of the whole object, self-contained (no `$ref`).
+    pub schema: Option<serde_json::Value>,
+    /// Built-in kind: strategic merge patch is allowed.
+    pub builtin: bool,
+    /// Extra field-selector fields beyond [`COMMON_SELECTABLE_FIELDS`]
+    /// (dotted paths without the leading `.`).
+    pub selectable_fields: Vec<String>,
+}
+
+/// A subresource of a [`ResourceInfo`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Subresource {
+    /// `/status`: reads and writes only `.status`.
+    Status,
+    /// `/scale`: an `autoscaling/v1` `Scale` view of the object.
+    Scale {
+        /// JSONPath (`.spec.replicas`) of the desired replicas.
+        spec_replicas_path: String,
+        /// JSONPath of the observed replicas.
+        status_replicas_path: String,
+        /// JSONPath of the label selector: a string in selector syntax, or a
+        /// `metav1.LabelSelector` object (built-in workloads use `.spec.selector`).
+        label_selector_path: Option<String>,
+    },
+    /// `/log` (pods only).
+    Log,
+}
+
+impl Subresource {
+    /// The URL segment of the subresource (`status`, `scale`, `log`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Subresource::Status => "status",
+            Subresource::Scale { .. } => "scale",
+            Subresource::Log => "log",
+        }
+    }
+
+    /// Verbs served on the subresource.
+    pub fn verbs(&self) -> &'static [&'static str] {
+        match self {
+            Subresource::Status | Subresource::Scale { .. } => &["get", "patch", "update"],
+            Subresource::Log => &["get"],
+        }
+    }
+}
+
+/// A Table column (`additionalPrinterColumns` of a CRD, or a built-in one).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrinterColumn {
+    /// Column header.
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean` or `date`.
+    pub type_: String,
+    /// OpenAPI format hint (`name`, `date-time`, ...).
+    pub format: Option<String>,
+    /// Column description.
+    pub description: String,
+    /// 0 = always shown, >0 = only with `-o wide`.
+    pub priority: i32,
+    /// Kubernetes JSONPath (`.status.replicas`), or `computed:<name>` for a
+    /// cell computed in Rust like kubectl's printers (see `table`).
+    pub json_path: String,
+}
+
+impl PrinterColumn {
+    pub(crate) fn new(name: &str, type_: &str, json_path: &str, description: &str) -> Self {
+        PrinterColumn {
+            name: name.to_owned(),
+            type_: type_.to_owned(),
+            format: None,
+            description: description.to_owned(),
+            priority: 0,
+            json_path: json_path.to_owned(),
+        }
+    }
+
+    pub(crate) fn wide(mut self) -> Self {
+        self.priority = 1;
+        self
+    }
+
+    pub(crate) fn with_format(mut self, format: &str) -> Self {
+        self.format = Some(format.to_owned());
+        self
+    }
+}
+
+impl ResourceInfo {
+    /// `v1` for the core group, otherwise `group/version`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// `Namespaced` or `Cluster`, as discovery spells it.
+    pub fn scope(&self) -> &'static str {
+        if self.namespaced { "Namespaced" } else { "Cluster" }
+    }
+
+    /// The subresource with URL segment `name`, if served.
+    pub fn subresource(&self, name: &str) -> Option<&Subresource> {
+        self.subresources.iter().find(|s| s.name() == name)
+    }
+
+    /// Whether `/status` is a subresource (then main writes ignore `.status`).
+    pub fn has_status(&self) -> bool {
+        self.subresource("status").is_some()
+    }
+
+    /// Whether `field` may be used in a field selector on this resource.
+    pub fn supports_field(&self, field: &str) -> bool {
+        COMMON_SELECTABLE_FIELDS.contains(&field)
+            || self.selectable_fields.iter().any(|f| f == field)
+    }
+
+    /// One entry per *served* version of a CRD.
+    pub fn from_crd(crd: &CustomResourceDefinition) -> Vec<ResourceInfo> {
+        let spec = &crd.spec;
+        let names = &spec.names;
+        spec.versions
+            .iter()
+            .filter(|v| v.served)
+            .map(|v| {
+                let mut subresources = Vec::new();
+                if let Some(sub) = &v.subresources {
+                    if sub.status.is_some() {
+                        subresources.push(Subresource::Status);
+                    }
+                    if let Some(scale) = &sub.scale {
+                        subresources.push(Subresource::Scale {
+                            spec_replicas_path: scale.spec_replicas_path.clone(),
+                            status_replicas_path: scale.status_replicas_path.clone(),
+                            label_selector_path: scale.label_selector_path.clone(),
+                        });
+                    }
+                }
+                let printer_columns = v
+                    .additional_printer_columns
+                    .iter()
+                    .flatten()
+                    .map(|c| PrinterColumn {
+                        name: c.name.clone(),
+                        type_: c.type_.clone(),
+                        format: c.format.clone().filter(|f| !f.is_empty()),
+                        description: c.description.clone().unwrap_or_default(),
+                        priority: c.priority.unwrap_or(0),
+                        json_path: c.json_path.clone(),
+                    })
+                    .collect();
+                let schema = v
+                    .schema
+                    .as_ref()
+                    .and_then(|s| s.open_api_v3_schema.as_ref())
+                    .and_then(|s| serde_json::to_value(s).ok());
+                ResourceInfo {
+                    group: spec.group.clone(),
+                    version: v.name.clone(),
+                    resource: names.plural.clone(),
+                    singular: names
+                        .singular
+                        .clone()
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or_else(|| names.kind.to_lowercase()),
+                    kind: names.kind.clone(),
+                    list_kind: names
+                        .list_kind
+                        .clone()
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or_else(|| format!("{}List", names.kind)),
+                    namespaced: spec.scope == "Namespaced",
+                    short_names: names.short_names.clone().unwrap_or_default(),
+                    categories: names.categories.clone().unwrap_or_default(),
+                    verbs: CR_VERBS.iter().map(|s| (*s).to_owned()).collect(),
+                    subresources,
+                    printer_columns,
+                    schema,
+                    builtin: false,
+                    selectable_fields: v
+                        .selectable_fields
+                        .iter()
+                        .flatten()
+                        .map(|f| f.json_path.trim_start_matches('.').to_owned())
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The built-in resources Keelson serves (computed once, then cloned).
+pub fn builtin_resources() -> Vec<ResourceInfo> {
+    static CACHE: OnceLock<Vec<ResourceInfo>> = OnceLock::new();
+    CACHE.get_or_init(builtins::all).clone()
+}
+
+/// Orders Kubernetes version strings by preference, like apimachinery's
+/// `CompareKubeAwareVersionStrings`: GA (`v2` > `v1`), then beta, then alpha
+/// (each by major then minor level, highest first), then non-Kube versions
+/// alphabetically. `Ordering::Less` means `a` is preferred.
+pub(crate) fn compare_kube_versions(a: &str, b: &str) -> Ordering {
+    fn parse(v: &str) -> Option<(u8, u64, u64)> {
+        let rest = v.strip_prefix('v')?;
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        if digits == 0 {
+            return None;
+        }
+        let major: u64 = rest[..digits].parse().ok()?;
+        let tail = &rest[digits..];
+        if tail.is_empty() {
+            return Some((3, major, 0));
+        }
+        let (rank, minor) = if let Some(m) = tail.strip_prefix("beta") {
+            (2, m)
+        } else if let Some(m) = tail.strip_prefix("alpha") {
+            (1, m)
+        } else {
+            return None;
+        };
+        if minor.is_empty() || !minor.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let minor: u64 = minor.parse().ok()?;
+        Some((rank, major, minor))
+    }
+    match (parse(a), parse(b)) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}

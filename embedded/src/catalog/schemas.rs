@@ -1,0 +1,123 @@
+//! OpenAPI v3 schemas of built-in kinds, from k8s-openapi's schemars impls.
+
+use std::sync::OnceLock;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+
+/// A self-contained OpenAPI v3 schema of `T`: subschemas inlined, no
+/// `$schema`, recursive references (only `JSONSchemaProps` has them) replaced
+/// by a `x-kubernetes-preserve-unknown-fields` stub, and kubectl's
+/// strategic-merge metadata (`x-kubernetes-patch-strategy`,
+/// `x-kubernetes-patch-merge-key`) added on the well-known lists.
+pub(crate) fn schema_for<T: JsonSchema>() -> Value {
+    let settings = SchemaSettings::openapi3().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    });
+    let mut value = settings.into_generator().into_root_schema_for::<T>().to_value();
+    let definitions = match value.as_object_mut().and_then(|o| o.remove("components")) {
+        Some(Value::Object(mut components)) => match components.remove("schemas") {
+            Some(Value::Object(defs)) => defs,
+            _ => Map::new(),
+        },
+        _ => Map::new(),
+    };
+    replace_refs(&mut value, &definitions);
+    annotate_patch_strategies(&mut value);
+    value
+}
+
+/// Schema of `metav1.ObjectMeta` (cached).
+pub(crate) fn object_meta_schema() -> Value {
+    static CACHE: OnceLock<Value> = OnceLock::new();
+    CACHE.get_or_init(schema_for::<ObjectMeta>).clone()
+}
+
+fn replace_refs(value: &mut Value, definitions: &Map<String, Value>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref") {
+                let name = reference.rsplit('/').next().unwrap_or_default();
+                let mut stub = Map::new();
+                if let Some(def) = definitions.get(name) {
+                    if let Some(description) = def.get("description") {
+                        stub.insert("description".into(), description.clone());
+                    }
+                    if let Some(Value::String(t)) = def.get("type") {
+                        stub.insert("type".into(), Value::String(t.clone()));
+                    }
+                }
+                stub.insert("x-kubernetes-preserve-unknown-fields".into(), Value::Bool(true));
+                *map = stub;
+                return;
+            }
+            map.values_mut().for_each(|v| replace_refs(v, definitions));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| replace_refs(v, definitions)),
+        _ => {}
+    }
+}
+
+/// Patch strategy of a list property, recognised by its name and item shape
+/// (mirrors the `patchStrategy`/`patchMergeKey` tags of k8s.io/api).
+fn list_strategy(name: &str, items: &Value) -> Option<(&'static str, Option<&'static str>)> {
+    let has = |field: &str| items.get("properties").and_then(|p| p.get(field)).is_some();
+    let strategy = match name {
+        "containers" | "initContainers" | "ephemeralContainers" if has("image") => {
+            ("merge", Some("name"))
+        }
+        "env" if has("valueFrom") => ("merge", Some("name")),
+        "ports" if has("containerPort") => ("merge", Some("containerPort")),
+        "ports" if has("targetPort") => ("merge", Some("port")),
+        "volumeMounts" => ("merge", Some("mountPath")),
+        "volumeDevices" => ("merge", Some("devicePath")),
+        "volumes" if has("name") => ("merge,retainKeys", Some("name")),
+        "resourceClaims" if has("name") => ("merge,retainKeys", Some("name")),
+        "imagePullSecrets" | "schedulingGates" => ("merge", Some("name")),
+        "conditions" if has("type") && has("status") => ("merge", Some("type")),
+        "addresses" if has("address") && has("type") => ("merge", Some("type")),
+        "ownerReferences" => ("merge", Some("uid")),
+        "hostAliases" => ("merge", Some("ip")),
+        "topologySpreadConstraints" => ("merge", Some("topologyKey")),
+        "finalizers" => ("merge", None),
+        _ => return None,
+    };
+    Some(strategy)
+}
+
+fn annotate_patch_strategies(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                for (name, prop) in props.iter_mut() {
+                    let Some(obj) = prop.as_object_mut() else { continue };
+                    let is_array = obj.get("type").and_then(Value::as_str) == Some("array");
+                    let strategy = match obj.get("items") {
+                        Some(items) if is_array => list_strategy(name, items),
+                        _ if name == "strategy"
+                            && obj
+                                .get("properties")
+                                .and_then(|p| p.get("rollingUpdate"))
+                                .is_some() =>
+                        {
+                            Some(("retainKeys", None))
+                        }
+                        _ => None,
+                    };
+                    if let Some((strategy, key)) = strategy {
+                        obj.insert("x-kubernetes-patch-strategy".into(), json!(strategy));
+                        if let Some(key) = key {
+                            obj.insert("x-kubernetes-patch-merge-key".into(), json!(key));
+                        }
+                    }
+                }
+            }
+            map.values_mut().for_each(annotate_patch_strategies);
+        }
+        Value::Array(items) => items.iter_mut().for_each(annotate_patch_strategies),
+        _ => {}
+    }
+}

@@ -1,0 +1,170 @@
+//! Admission of writes: custom resources are pruned, defaulted and validated against their CRD
+//! schema and CEL rules, then Keelson's own checks run in process; CRDs themselves must be
+//! structural and correctly named. `fieldValidation` decides what unknown fields do.
+
+use serde_json::Value;
+
+use crate::catalog::ResourceInfo;
+use crate::validation::structural_problems;
+
+use super::errors::{ApiError, ApiResult, Cause};
+use super::objects::meta_str;
+use super::registry::Served;
+
+/// What to do with fields the schema does not know (`?fieldValidation=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Drop them silently.
+    Ignore,
+    /// Drop them and warn (the default, as upstream).
+    #[default]
+    Warn,
+    /// Refuse the request.
+    Strict,
+}
+
+impl FieldValidation {
+    /// Parses the query parameter; unknown values are a 400.
+    pub fn parse(value: Option<&str>) -> ApiResult<Self> {
+        match value {
+            None | Some("") | Some("Warn") => Ok(Self::Warn),
+            Some("Ignore") => Ok(Self::Ignore),
+            Some("Strict") => Ok(Self::Strict),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "fieldValidation must be one of Ignore, Warn or Strict, not {other:?}"
+            ))),
+        }
+    }
+}
+
+/// An admitted object and the warnings to send back.
+pub struct Admitted {
+    /// The object to store.
+    pub object: Value,
+    /// `Warning` header texts.
+    pub warnings: Vec<String>,
+}
+
+/// Runs admission for `object` (and the stored `old` one on update).
+pub fn admit(
+    served: &Served,
+    info: &ResourceInfo,
+    object: Value,
+    old: Option<&Value>,
+    field_validation: FieldValidation,
+) -> ApiResult<Admitted> {
+    let name = meta_str(&object, "name").unwrap_or_default().to_owned();
+    if info.resource == "customresourcedefinitions" && info.group == "apiextensions.k8s.io" {
+        check_crd(&object, &name)?;
+        return Ok(Admitted { object, warnings: Vec::new() });
+    }
+    let Some(validator) = served.validator(info) else {
+        return Ok(Admitted { object, warnings: Vec::new() });
+    };
+    let admitted = validator
+        .validate(&object, old)
+        .map_err(|errors| ApiError::from_field_errors(&info.group, &info.kind, &name, &errors))?;
+    let unknown: Vec<String> =
+        admitted.pruned_fields.iter().map(|field| format!("unknown field \"{field}\"")).collect();
+    let warnings = match field_validation {
+        FieldValidation::Strict if !unknown.is_empty() => {
+            return Err(ApiError::bad_request(format!(
+                "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
+                info.kind,
+                info.version,
+                info.kind,
+                unknown.join(", ")
+            )));
+        }
+        FieldValidation::Ignore => Vec::new(),
+        _ => unknown,
+    };
+    let problems = keelson_webhooks::check(&info.group, &info.kind, &admitted.object, old);
+    if !problems.is_empty() {
+        let causes = problems
+            .into_iter()
+            .map(|p| Cause {
+                reason: "FieldValueInvalid".into(),
+                message: p.message,
+                field: p.field,
+            })
+            .collect();
+        return Err(ApiError::invalid(&info.group, &info.kind, &name, causes));
+    }
+    Ok(Admitted { object: admitted.object, warnings })
+}
+
+/// A CRD must be named `<plural>.<group>` and have a structural schema in every version.
+fn check_crd(crd: &Value, name: &str) -> ApiResult<()> {
+    let invalid = |field: &str, message: String| {
+        ApiError::invalid(
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            name,
+            vec![Cause { reason: "FieldValueInvalid".into(), message, field: field.into() }],
+        )
+    };
+    let group = crd.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
+    let plural = crd.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or_default();
+    if name != format!("{plural}.{group}") {
+        return Err(invalid(
+            "metadata.name",
+            format!("Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"),
+        ));
+    }
+    let versions =
+        crd.pointer("/spec/versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    if versions.is_empty() {
+        return Err(invalid(
+            "spec.versions",
+            "Required value: must have exactly one version marked as storage version".into(),
+        ));
+    }
+    for (i, version) in versions.iter().enumerate() {
+        if let Some(schema) = version.pointer("/schema/openAPIV3Schema") {
+            let problems = structural_problems(schema);
+            if let Some(first) = problems.first() {
+                return Err(invalid(
+                    &format!("spec.versions[{i}].schema.openAPIV3Schema"),
+                    format!("Invalid value: the schema is not structural: {first}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Fills the status the API server owns on a CRD: names accepted, established.
+pub fn establish_crd(crd: &mut Value, now: &str) {
+    let names = crd.pointer("/spec/names").cloned().unwrap_or(Value::Null);
+    let stored: Vec<Value> = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .map(|versions| {
+            versions
+                .iter()
+                .filter(|v| v.get("storage").and_then(Value::as_bool).unwrap_or(false))
+                .filter_map(|v| v.get("name").cloned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let condition = |type_: &str, reason: &str, message: &str| {
+        let previous = crd
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .and_then(|list| list.iter().find(|c| c["type"] == type_))
+            .and_then(|c| c.get("lastTransitionTime").cloned());
+        serde_json::json!({
+            "type": type_, "status": "True", "reason": reason, "message": message,
+            "lastTransitionTime": previous.unwrap_or_else(|| Value::String(now.to_owned())),
+        })
+    };
+    crd["status"] = serde_json::json!({
+        "acceptedNames": names,
+        "storedVersions": stored,
+        "conditions": [
+            condition("NamesAccepted", "NoConflicts", "no conflicts found"),
+            condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+        ],
+    });
+}

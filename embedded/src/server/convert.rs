@@ -1,0 +1,95 @@
+//! Conversion between the stored form of an object and the version a request addresses.
+//!
+//! Events are stored once, as core/v1 Events, and shown through `events.k8s.io/v1` too (field
+//! names differ, as mapped below). Custom resources use the `None` conversion strategy: only
+//! `apiVersion` changes between versions.
+
+use serde_json::{Map, Value};
+
+use crate::catalog::ResourceInfo;
+
+/// core/v1 Event field ↔ events.k8s.io/v1 Event field, where the names differ.
+const EVENT_FIELDS: [(&str, &str); 7] = [
+    ("involvedObject", "regarding"),
+    ("message", "note"),
+    ("source", "deprecatedSource"),
+    ("count", "deprecatedCount"),
+    ("firstTimestamp", "deprecatedFirstTimestamp"),
+    ("lastTimestamp", "deprecatedLastTimestamp"),
+    ("reportingComponent", "reportingController"),
+];
+
+fn is_new_event(info: &ResourceInfo) -> bool {
+    info.group == "events.k8s.io" && info.resource == "events"
+}
+
+fn rename(
+    object: Value,
+    pairs: impl Iterator<Item = (&'static str, &'static str)>,
+    api_version: &str,
+) -> Value {
+    let Value::Object(mut map) = object else { return object };
+    let mut out = Map::new();
+    for (from, to) in pairs {
+        if let Some(value) = map.remove(from) {
+            out.insert(to.to_owned(), value);
+        }
+    }
+    map.extend(out);
+    map.insert("apiVersion".into(), Value::String(api_version.to_owned()));
+    Value::Object(map)
+}
+
+/// The stored object as the addressed resource version shows it.
+pub fn from_stored(info: &ResourceInfo, object: Value) -> Value {
+    if is_new_event(info) {
+        return rename(object, EVENT_FIELDS.into_iter(), "events.k8s.io/v1");
+    }
+    set_api_version(info, object)
+}
+
+/// A request body in the addressed version, in the form it is stored in.
+pub fn to_stored(info: &ResourceInfo, object: Value) -> Value {
+    if is_new_event(info) {
+        return rename(object, EVENT_FIELDS.into_iter().map(|(core, new)| (new, core)), "v1");
+    }
+    object
+}
+
+fn set_api_version(info: &ResourceInfo, mut object: Value) -> Value {
+    if let Some(map) = object.as_object_mut() {
+        let api_version = info.api_version();
+        if map.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str()) {
+            map.insert("apiVersion".into(), Value::String(api_version));
+        }
+    }
+    object
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::builtin_resources;
+    use serde_json::json;
+
+    fn events(group: &str) -> ResourceInfo {
+        builtin_resources()
+            .into_iter()
+            .find(|r| r.resource == "events" && r.group == group)
+            .unwrap()
+    }
+
+    #[test]
+    fn an_event_reads_the_same_through_both_apis() {
+        let new = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"},
+            "regarding": {"kind": "Run", "name": "r"}, "note": "started", "reason": "Started",
+            "reportingController": "keelson", "type": "Normal", "eventTime": "2026-11-21T00:00:00.000000Z"});
+        let stored = to_stored(&events("events.k8s.io"), new.clone());
+        assert_eq!(stored["apiVersion"], "v1");
+        assert_eq!(stored["involvedObject"]["name"], "r");
+        assert_eq!(stored["message"], "started");
+        assert_eq!(stored["reportingComponent"], "keelson");
+        assert_eq!(from_stored(&events(""), stored.clone())["message"], "started");
+        assert_eq!(from_stored(&events("events.k8s.io"), stored), new);
+    }
+}

@@ -1,0 +1,119 @@
+//! `/version`, health, discovery (legacy and aggregated, by `Accept`) and OpenAPI v3.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::discovery::{self, DiscoveryFormat};
+
+use super::ApiState;
+use super::errors::ApiError;
+use super::read::json_response;
+
+/// The Kubernetes version the server behaves as (k8s-openapi's `v1_33` types).
+const KUBERNETES_MINOR: &str = "33";
+
+/// `GET /healthz`, `/livez`, `/readyz`.
+pub(crate) async fn ok() -> &'static str {
+    "ok"
+}
+
+/// `GET /version`.
+pub(crate) async fn version() -> Response {
+    let body = json!({
+        "major": "1",
+        "minor": KUBERNETES_MINOR,
+        "gitVersion": format!("v1.{KUBERNETES_MINOR}.0-keelson.{}", env!("CARGO_PKG_VERSION")),
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "",
+        "goVersion": "",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, if std::env::consts::ARCH == "x86_64" { "amd64" } else { std::env::consts::ARCH }),
+    });
+    json_response(StatusCode::OK, &body, &[])
+}
+
+fn format_of(headers: &HeaderMap) -> DiscoveryFormat {
+    discovery::negotiate(headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or(""))
+}
+
+fn discovery_response(format: DiscoveryFormat, body: Value) -> Response {
+    (StatusCode::OK, [(header::CONTENT_TYPE, discovery::content_type(format))], body.to_string())
+        .into_response()
+}
+
+/// `GET /api`.
+pub(crate) async fn api(State(state): State<ApiState>, headers: HeaderMap) -> Response {
+    let served = state.registry.served();
+    let format = format_of(&headers);
+    let body = match format {
+        DiscoveryFormat::Legacy => discovery::api_versions(&served.infos),
+        aggregated => discovery::aggregated(&served.infos, true, aggregated),
+    };
+    discovery_response(format, body)
+}
+
+/// `GET /apis`.
+pub(crate) async fn apis(State(state): State<ApiState>, headers: HeaderMap) -> Response {
+    let served = state.registry.served();
+    let format = format_of(&headers);
+    let body = match format {
+        DiscoveryFormat::Legacy => discovery::group_list(&served.infos),
+        aggregated => discovery::aggregated(&served.infos, false, aggregated),
+    };
+    discovery_response(format, body)
+}
+
+/// `GET /api/v1`.
+pub(crate) async fn core_resources(State(state): State<ApiState>) -> Response {
+    let served = state.registry.served();
+    match discovery::resource_list(&served.infos, "", "v1") {
+        Some(body) => json_response(StatusCode::OK, &body, &[]),
+        None => ApiError::no_route("/api/v1").into_response(),
+    }
+}
+
+/// `GET /apis/<group>`.
+pub(crate) async fn group(State(state): State<ApiState>, Path(group): Path<String>) -> Response {
+    let served = state.registry.served();
+    match discovery::group(&served.infos, &group) {
+        Some(body) => json_response(StatusCode::OK, &body, &[]),
+        None => ApiError::no_route(&format!("/apis/{group}")).into_response(),
+    }
+}
+
+/// `GET /apis/<group>/<version>`.
+pub(crate) async fn group_version_resources(
+    State(state): State<ApiState>,
+    Path((group, version)): Path<(String, String)>,
+) -> Response {
+    let served = state.registry.served();
+    match discovery::resource_list(&served.infos, &group, &version) {
+        Some(body) => json_response(StatusCode::OK, &body, &[]),
+        None => ApiError::no_route(&format!("/apis/{group}/{version}")).into_response(),
+    }
+}
+
+/// `GET /openapi/v3`.
+pub(crate) async fn openapi_index(State(state): State<ApiState>) -> Response {
+    json_response(StatusCode::OK, state.registry.served().openapi_index(), &[])
+}
+
+/// `GET /openapi/v3/api/v1` or `/openapi/v3/apis/<group>/<version>`.
+pub(crate) async fn openapi_document(
+    State(state): State<ApiState>,
+    Path(gv): Path<String>,
+) -> Response {
+    let served = state.registry.served();
+    let (group, version) = match gv.split('/').collect::<Vec<_>>()[..] {
+        ["api", version] => (String::new(), version.to_owned()),
+        ["apis", group, version] => (group.to_owned(), version.to_owned()),
+        _ => return ApiError::no_route(&format!("/openapi/v3/{gv}")).into_response(),
+    };
+    match served.openapi_document(&group, &version) {
+        Some(document) => json_response(StatusCode::OK, &document, &[]),
+        None => ApiError::no_route(&format!("/openapi/v3/{gv}")).into_response(),
+    }
+}

@@ -1,0 +1,299 @@
+//! Every failure of the API server as a Kubernetes `Status` object with the right code and reason.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::storage::StoreError;
+use crate::validation::FieldErrors;
+
+/// A cause inside a `Status`'s details: one field and what is wrong with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cause {
+    /// Cause type, e.g. `FieldValueInvalid`.
+    pub reason: String,
+    /// Human-readable text.
+    pub message: String,
+    /// The field at fault, e.g. `spec.replicas`.
+    pub field: String,
+}
+
+/// An error answered as a `Status`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiError {
+    /// HTTP status code.
+    pub code: StatusCode,
+    /// Machine-readable reason, e.g. `NotFound`.
+    pub reason: &'static str,
+    /// Human-readable message.
+    pub message: String,
+    /// `details.name`, `details.group`, `details.kind`, `details.causes`.
+    pub details: Option<Box<Details>>,
+}
+
+/// The `details` of a `Status`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Details {
+    /// The object's name.
+    pub name: String,
+    /// The object's API group.
+    pub group: String,
+    /// The object's resource or kind.
+    pub kind: String,
+    /// Per-field causes.
+    pub causes: Vec<Cause>,
+}
+
+impl ApiError {
+    fn new(code: StatusCode, reason: &'static str, message: impl Into<String>) -> Self {
+        Self { code, reason, message: message.into(), details: None }
+    }
+
+    fn with_details(mut self, group: &str, kind: &str, name: &str) -> Self {
+        self.details = Some(Box::new(Details {
+            name: name.to_owned(),
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+            causes: Vec::new(),
+        }));
+        self
+    }
+
+    /// 404 for an object: `pods "x" not found`.
+    pub fn not_found(group: &str, resource: &str, name: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            format!("{} \"{name}\" not found", qualified(group, resource)),
+        )
+        .with_details(group, resource, name)
+    }
+
+    /// 404 for a path the server does not serve.
+    pub fn no_route(path: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            format!("the server could not find the requested resource ({path})"),
+        )
+    }
+
+    /// 409 for a create of an existing object.
+    pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
+        Self::new(
+            StatusCode::CONFLICT,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", qualified(group, resource)),
+        )
+        .with_details(group, resource, name)
+    }
+
+    /// 409 for a write based on a stale `resourceVersion`.
+    pub fn conflict(group: &str, resource: &str, name: &str, why: &str) -> Self {
+        Self::new(
+            StatusCode::CONFLICT,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                qualified(group, resource)
+            ),
+        )
+        .with_details(group, resource, name)
+    }
+
+    /// 422 with one cause per invalid field.
+    pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<Cause>) -> Self {
+        let list = causes
+            .iter()
+            .map(|c| {
+                if c.field.is_empty() {
+                    c.message.clone()
+                } else {
+                    format!("{}: {}", c.field, c.message)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let subject = if group.is_empty() { kind.to_owned() } else { format!("{kind}.{group}") };
+        let mut error = Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!("{subject} \"{name}\" is invalid: [{list}]"),
+        )
+        .with_details(group, kind, name);
+        if let Some(details) = error.details.as_mut() {
+            details.causes = causes;
+        }
+        error
+    }
+
+    /// 422 from schema validation errors.
+    pub fn from_field_errors(group: &str, kind: &str, name: &str, errors: &FieldErrors) -> Self {
+        let causes = errors
+            .0
+            .iter()
+            .map(|e| Cause {
+                reason: e.kind.cause_type().to_owned(),
+                message: e.message.clone(),
+                field: e.field.clone(),
+            })
+            .collect();
+        Self::invalid(group, kind, name, causes)
+    }
+
+    /// 400 for a malformed request.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "BadRequest", message)
+    }
+
+    /// 401 for a request without the bearer token.
+    pub fn unauthorized() -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "Unauthorized", "Unauthorized")
+    }
+
+    /// 405 for a verb the resource does not support.
+    pub fn method_not_allowed(verb: &str, resource: &str) -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            format!(
+                "the server does not allow this method on the requested resource ({verb} {resource})"
+            ),
+        )
+    }
+
+    /// 406 for an Accept header the server cannot satisfy.
+    pub fn not_acceptable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_ACCEPTABLE, "NotAcceptable", message)
+    }
+
+    /// 410 for a watch or continue token older than the kept history.
+    pub fn gone(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::GONE, "Expired", message)
+    }
+
+    /// 415 for a body or patch type the resource does not take.
+    pub fn unsupported_media_type(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "UnsupportedMediaType", message)
+    }
+
+    /// 409 for a namespace that is being deleted.
+    pub fn namespace_terminating(namespace: &str) -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+            format!(
+                "unable to create new content in namespace {namespace} because it is being terminated"
+            ),
+        )
+    }
+
+    /// 404 for an object in a namespace that does not exist.
+    pub fn namespace_not_found(namespace: &str) -> Self {
+        Self::not_found("", "namespaces", namespace)
+    }
+
+    /// 500 for a failure of the server itself.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", message)
+    }
+
+    /// 503 while the server shuts down.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable", message)
+    }
+
+    /// Maps a storage error for the object `group/resource/name`.
+    pub fn from_store(error: StoreError, group: &str, resource: &str, name: &str) -> Self {
+        match error {
+            StoreError::NotFound { .. } => Self::not_found(group, resource, name),
+            StoreError::AlreadyExists { .. } => Self::already_exists(group, resource, name),
+            StoreError::Conflict { .. } => Self::conflict(
+                group,
+                resource,
+                name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            ),
+            StoreError::Compacted { requested, oldest } => {
+                Self::gone(format!("too old resource version: {requested} ({oldest})"))
+            }
+            StoreError::Closed => Self::unavailable("the server is shutting down"),
+            other => Self::internal(format!("storage error: {other}")),
+        }
+    }
+
+    /// The `Status` object.
+    pub fn status(&self) -> Value {
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code.as_u16(),
+        });
+        if let Some(details) = &self.details {
+            let mut d = json!({ "name": details.name, "kind": details.kind });
+            if !details.group.is_empty() {
+                d["group"] = json!(details.group);
+            }
+            if !details.causes.is_empty() {
+                d["causes"] = details
+                    .causes
+                    .iter()
+                    .map(|c| json!({ "reason": c.reason, "message": c.message, "field": c.field }))
+                    .collect();
+            }
+            status["details"] = d;
+        }
+        status
+    }
+}
+
+/// `pods` or `modeldeployments.serving.keelson.dev`, as upstream messages name resources.
+fn qualified(group: &str, resource: &str) -> String {
+    if group.is_empty() { resource.to_owned() } else { format!("{resource}.{group}") }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::to_vec(&self.status()).unwrap_or_default();
+        (self.code, [(axum::http::header::CONTENT_TYPE, "application/json")], body).into_response()
+    }
+}
+
+/// Results of handlers.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_reads_like_the_api_server() {
+        let status =
+            ApiError::not_found("serving.keelson.dev", "modeldeployments", "qwen").status();
+        assert_eq!(status["code"], 404);
+        assert_eq!(status["reason"], "NotFound");
+        assert_eq!(status["message"], "modeldeployments.serving.keelson.dev \"qwen\" not found");
+        assert_eq!(status["details"]["group"], "serving.keelson.dev");
+    }
+
+    #[test]
+    fn invalid_lists_each_cause() {
+        let causes = vec![Cause {
+            reason: "FieldValueRequired".into(),
+            message: "Required value".into(),
+            field: "spec.model".into(),
+        }];
+        let status =
+            ApiError::invalid("serving.keelson.dev", "ModelDeployment", "q", causes).status();
+        assert_eq!(status["code"], 422);
+        assert_eq!(
+            status["message"],
+            "ModelDeployment.serving.keelson.dev \"q\" is invalid: [spec.model: Required value]"
+        );
+        assert_eq!(status["details"]["causes"][0]["field"], "spec.model");
+    }
+}

@@ -1,0 +1,356 @@
+//! The garbage collector: owner references for all three propagation policies, and namespaces
+//! that delete what they hold.
+//!
+//! A pass reads one snapshot of every object, [`plan`]s what to do (a pure function) and
+//! carries the actions out; anything that changed meanwhile is simply redone by the next pass.
+//! Passes run after every burst of writes and every few seconds.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::catalog::ResourceInfo;
+use crate::storage::{Store, StoreError, WriteOp};
+
+use super::objects::{finalizers, meta_str, ready_to_remove};
+use super::paths::resource_prefix;
+use super::registry::Registry;
+use super::write::{Propagation, delete_entry};
+
+/// How often a pass runs when nothing is written.
+const RESYNC: Duration = Duration::from_secs(2);
+
+/// Something the collector does to one object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Delete the object with this propagation.
+    Delete { key: String, propagation: Propagation },
+    /// Remove the owner reference with this uid.
+    RemoveOwner { key: String, uid: String },
+    /// Remove a finalizer the collector is responsible for.
+    RemoveFinalizer { key: String, finalizer: &'static str },
+    /// The namespace is empty: let it go.
+    FinalizeNamespace { key: String },
+}
+
+/// One stored object as the planner sees it.
+pub(crate) struct Item<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) object: &'a Value,
+}
+
+fn deleting(object: &Value) -> bool {
+    meta_str(object, "deletionTimestamp").is_some()
+}
+
+fn owner_refs(object: &Value) -> impl Iterator<Item = &Value> {
+    object.pointer("/metadata/ownerReferences").and_then(Value::as_array).into_iter().flatten()
+}
+
+/// The namespace segment of a storage key (`/<group>/<resource>/<namespace>/<name>`).
+fn key_namespace(key: &str) -> &str {
+    key.split('/').nth(3).unwrap_or("")
+}
+
+const NAMESPACES_PREFIX: &str = "/core/namespaces/";
+
+/// Decides what the collector does, from one consistent view of every object.
+pub(crate) fn plan(items: &[Item<'_>]) -> Vec<Action> {
+    let by_uid: HashMap<&str, &Value> =
+        items.iter().filter_map(|i| Some((meta_str(i.object, "uid")?, i.object))).collect();
+    let mut dependents: HashMap<&str, Vec<&Item<'_>>> = HashMap::new();
+    for item in items {
+        for owner in owner_refs(item.object) {
+            if let Some(uid) = owner.get("uid").and_then(Value::as_str) {
+                dependents.entry(uid).or_default().push(item);
+            }
+        }
+    }
+    let mut actions = Vec::new();
+    let mut deleted: HashSet<String> = HashSet::new();
+    let mut delete = |actions: &mut Vec<Action>, item: &Item<'_>, propagation| {
+        if !deleting(item.object) && deleted.insert(item.key.to_owned()) {
+            actions.push(Action::Delete { key: item.key.to_owned(), propagation });
+        }
+    };
+
+    // Dependents of missing owners, and of owners being deleted with a policy.
+    for item in items {
+        let refs: Vec<&Value> = owner_refs(item.object).collect();
+        if refs.is_empty() {
+            continue;
+        }
+        let missing: Vec<&str> = refs
+            .iter()
+            .filter_map(|r| r.get("uid").and_then(Value::as_str))
+            .filter(|uid| !by_uid.contains_key(uid))
+            .collect();
+        if missing.len() == refs.len() {
+            delete(&mut actions, item, Propagation::Background);
+            continue;
+        }
+        for uid in missing {
+            actions.push(Action::RemoveOwner { key: item.key.to_owned(), uid: uid.to_owned() });
+        }
+        for owner_ref in &refs {
+            let Some(uid) = owner_ref.get("uid").and_then(Value::as_str) else { continue };
+            let Some(owner) = by_uid.get(uid) else { continue };
+            if !deleting(owner) {
+                continue;
+            }
+            let owner_finalizers = finalizers(owner);
+            if owner_finalizers.iter().any(|f| f == "orphan") {
+                actions.push(Action::RemoveOwner { key: item.key.to_owned(), uid: uid.to_owned() });
+            } else if owner_finalizers.iter().any(|f| f == "foregroundDeletion") {
+                delete(&mut actions, item, Propagation::Foreground);
+            }
+        }
+    }
+
+    // Owners whose policy finalizer has done its work.
+    for item in items.iter().filter(|i| deleting(i.object)) {
+        let uid = meta_str(item.object, "uid").unwrap_or_default();
+        let deps = dependents.get(uid).map(Vec::as_slice).unwrap_or_default();
+        let held = finalizers(item.object);
+        if held.iter().any(|f| f == "orphan") && deps.is_empty() {
+            actions.push(Action::RemoveFinalizer { key: item.key.to_owned(), finalizer: "orphan" });
+        }
+        let blocking = deps.iter().any(|d| {
+            owner_refs(d.object).any(|r| {
+                r.get("uid").and_then(Value::as_str) == Some(uid)
+                    && r.get("blockOwnerDeletion").and_then(Value::as_bool).unwrap_or(false)
+            })
+        });
+        if held.iter().any(|f| f == "foregroundDeletion") && !blocking {
+            actions.push(Action::RemoveFinalizer {
+                key: item.key.to_owned(),
+                finalizer: "foregroundDeletion",
+            });
+        }
+    }
+
+    // Namespaces being deleted: empty them, then let them go.
+    for namespace in
+        items.iter().filter(|i| i.key.starts_with(NAMESPACES_PREFIX) && deleting(i.object))
+    {
+        let name = meta_str(namespace.object, "name").unwrap_or_default();
+        let contents: Vec<&Item<'_>> = items
+            .iter()
+            .filter(|i| !i.key.starts_with(NAMESPACES_PREFIX) && key_namespace(i.key) == name)
+            .collect();
+        if contents.is_empty() {
+            actions.push(Action::FinalizeNamespace { key: namespace.key.to_owned() });
+        }
+        for item in contents {
+            delete(&mut actions, item, Propagation::Background);
+        }
+    }
+    actions
+}
+
+/// Runs the collector until the store shuts down.
+pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let Ok(mut watch) = store.watch("/", store.revision()) else { return };
+        loop {
+            pass(&store, &registry).await;
+            tokio::select! {
+                next = watch.next() => match next {
+                    None => return,
+                    Some(Err(StoreError::Compacted { .. })) => match store.watch("/", store.revision()) {
+                        Ok(w) => watch = w,
+                        Err(_) => return,
+                    },
+                    Some(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+                },
+                _ = tokio::time::sleep(RESYNC) => {}
+            }
+        }
+    })
+}
+
+/// One pass: plan from a snapshot, then act.
+async fn pass(store: &Store, registry: &Registry) {
+    let snapshot = store.list("/");
+    let items: Vec<Item<'_>> =
+        snapshot.entries().map(|e| Item { key: &e.key, object: &e.object }).collect();
+    let actions = plan(&items);
+    if actions.is_empty() {
+        return;
+    }
+    let served = registry.served();
+    let info_of = |key: &str| -> Option<Arc<ResourceInfo>> {
+        served.resources.iter().find(|r| key.starts_with(&resource_prefix(r))).cloned()
+    };
+    for action in actions {
+        // Failures (a conflict with another writer, an object already gone) are retried by the
+        // next pass from fresh state.
+        let _ = act(store, &info_of, action).await;
+    }
+}
+
+async fn act(
+    store: &Store,
+    info_of: &impl Fn(&str) -> Option<Arc<ResourceInfo>>,
+    action: Action,
+) -> Result<(), StoreError> {
+    let key = match &action {
+        Action::Delete { key, .. }
+        | Action::RemoveOwner { key, .. }
+        | Action::RemoveFinalizer { key, .. }
+        | Action::FinalizeNamespace { key } => key.clone(),
+    };
+    let Some(current) = store.get(&key) else { return Ok(()) };
+    let mut object = Value::clone(&current.object);
+    match action {
+        Action::Delete { propagation, .. } => {
+            let Some(info) = info_of(&key) else { return Ok(()) };
+            delete_entry(store, &info, &current, propagation, false).await?;
+            return Ok(());
+        }
+        Action::RemoveOwner { uid, .. } => {
+            if let Some(refs) =
+                object.pointer_mut("/metadata/ownerReferences").and_then(Value::as_array_mut)
+            {
+                refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid.as_str()));
+            }
+        }
+        Action::RemoveFinalizer { finalizer, .. } => {
+            let kept: Vec<String> =
+                finalizers(&object).into_iter().filter(|f| f != finalizer).collect();
+            object["metadata"]["finalizers"] = json!(kept);
+        }
+        Action::FinalizeNamespace { .. } => {
+            if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.insert("finalizers".into(), json!([]));
+            }
+            if finalizers(&object).is_empty() {
+                store.write(WriteOp::Delete { key, expected_revision: current.revision }).await?;
+                return Ok(());
+            }
+        }
+    }
+    let op = if ready_to_remove(&object) {
+        WriteOp::Delete { key, expected_revision: current.revision }
+    } else {
+        WriteOp::Update { key, expected_revision: current.revision, object }
+    };
+    store.write(op).await.map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(uid: &str, owners: &[(&str, bool)], extra: Value) -> Value {
+        let mut object = json!({"metadata": {"name": uid, "uid": uid}});
+        if !owners.is_empty() {
+            object["metadata"]["ownerReferences"] = owners
+                .iter()
+                .map(|(u, block)| json!({"uid": u, "name": u, "kind": "X", "apiVersion": "v1", "blockOwnerDeletion": block}))
+                .collect();
+        }
+        if let (Some(meta), Some(extra)) = (object["metadata"].as_object_mut(), extra.as_object()) {
+            meta.extend(extra.clone());
+        }
+        object
+    }
+
+    fn items<'a>(objects: &'a [(String, Value)]) -> Vec<Item<'a>> {
+        objects.iter().map(|(k, o)| Item { key: k, object: o }).collect()
+    }
+
+    #[test]
+    fn dependents_of_a_deleted_owner_are_deleted_unless_another_owner_remains() {
+        let objects = vec![
+            ("/core/configmaps/ns/only".to_owned(), obj("only", &[("gone", false)], json!({}))),
+            (
+                "/core/configmaps/ns/shared".to_owned(),
+                obj("shared", &[("gone", false), ("alive", false)], json!({})),
+            ),
+            ("/core/configmaps/ns/alive".to_owned(), obj("alive", &[], json!({}))),
+        ];
+        let actions = plan(&items(&objects));
+        assert_eq!(
+            actions,
+            vec![
+                Action::Delete {
+                    key: "/core/configmaps/ns/only".into(),
+                    propagation: Propagation::Background
+                },
+                Action::RemoveOwner {
+                    key: "/core/configmaps/ns/shared".into(),
+                    uid: "gone".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn foreground_deletes_dependents_first_and_waits_for_blocking_ones() {
+        let owner = obj(
+            "owner",
+            &[],
+            json!({"deletionTimestamp": "t", "finalizers": ["foregroundDeletion"]}),
+        );
+        let blocking = vec![
+            ("/a/x/ns/owner".to_owned(), owner.clone()),
+            ("/a/x/ns/dep".to_owned(), obj("dep", &[("owner", true)], json!({}))),
+        ];
+        assert_eq!(
+            plan(&items(&blocking)),
+            vec![Action::Delete {
+                key: "/a/x/ns/dep".into(),
+                propagation: Propagation::Foreground
+            }]
+        );
+        let done = vec![("/a/x/ns/owner".to_owned(), owner)];
+        assert_eq!(
+            plan(&items(&done)),
+            vec![Action::RemoveFinalizer {
+                key: "/a/x/ns/owner".into(),
+                finalizer: "foregroundDeletion"
+            }]
+        );
+    }
+
+    #[test]
+    fn orphan_strips_owner_references_then_lets_the_owner_go() {
+        let owner = obj("owner", &[], json!({"deletionTimestamp": "t", "finalizers": ["orphan"]}));
+        let objects = vec![
+            ("/a/x/ns/owner".to_owned(), owner.clone()),
+            ("/a/x/ns/dep".to_owned(), obj("dep", &[("owner", true)], json!({}))),
+        ];
+        assert_eq!(
+            plan(&items(&objects)),
+            vec![Action::RemoveOwner { key: "/a/x/ns/dep".into(), uid: "owner".into() }]
+        );
+        assert_eq!(
+            plan(&items(&[("/a/x/ns/owner".to_owned(), owner)])),
+            vec![Action::RemoveFinalizer { key: "/a/x/ns/owner".into(), finalizer: "orphan" }]
+        );
+    }
+
+    #[test]
+    fn a_terminating_namespace_is_emptied_then_finalized() {
+        let ns = obj("team", &[], json!({"deletionTimestamp": "t"}));
+        let objects = vec![
+            ("/core/namespaces//team".to_owned(), ns.clone()),
+            ("/core/configmaps/team/a".to_owned(), obj("a", &[], json!({}))),
+            ("/core/configmaps/other/b".to_owned(), obj("b", &[], json!({}))),
+        ];
+        assert_eq!(
+            plan(&items(&objects)),
+            vec![Action::Delete {
+                key: "/core/configmaps/team/a".into(),
+                propagation: Propagation::Background
+            }]
+        );
+        assert_eq!(
+            plan(&items(&[("/core/namespaces//team".to_owned(), ns)])),
+            vec![Action::FinalizeNamespace { key: "/core/namespaces//team".into() }]
+        );
+    }
+}

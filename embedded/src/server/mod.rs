@@ -1,0 +1,319 @@
+//! The Kubernetes-compatible API server: axum routes over the revision-log [`Store`], with
+//! discovery, OpenAPI, tables, admission and garbage collection, behind TLS and a bearer token.
+
+mod admission;
+mod convert;
+mod discovery_routes;
+mod errors;
+mod gc;
+mod objects;
+mod paths;
+mod query;
+mod read;
+mod registry;
+pub mod tls;
+mod watch;
+mod write;
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query as RawQuery, Request, State};
+use axum::http::{HeaderMap, Method};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+
+use crate::storage::{Snapshot, Store, StoreConfig, StoreError};
+
+pub use errors::ApiError;
+use errors::ApiResult;
+use paths::Target;
+pub use registry::Registry;
+
+/// How to run the API server.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Where the database, credentials and kubeconfig live.
+    pub data_dir: PathBuf,
+    /// Address to listen on; port 0 picks a free one.
+    pub bind: SocketAddr,
+    /// Revisions of history kept for watches, at least.
+    pub retain_revisions: u64,
+    /// Age of history kept for watches, at least.
+    pub retain_for: std::time::Duration,
+}
+
+impl ServerConfig {
+    /// Loopback on port 6443, default history, data in `data_dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            bind: SocketAddr::from(([127, 0, 0, 1], 6443)),
+            retain_revisions: 10_000,
+            retain_for: std::time::Duration::from_secs(15 * 60),
+        }
+    }
+}
+
+/// Errors starting the server.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The storage could not be opened.
+    #[error("opening the storage: {0}")]
+    Store(#[from] StoreError),
+    /// Credentials could not be created or read.
+    #[error("{0}")]
+    Credentials(#[from] tls::CredentialsError),
+    /// The address could not be bound.
+    #[error("listening on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The TLS configuration was refused.
+    #[error("configuring TLS: {0}")]
+    Tls(String),
+}
+
+/// Shared state of all handlers.
+#[derive(Clone)]
+pub(crate) struct ApiState {
+    pub(crate) store: Store,
+    pub(crate) registry: Registry,
+    token: Arc<str>,
+    /// Recent list snapshots by revision, so later pages of a paginated list read the same state.
+    snapshots: Arc<Mutex<VecDeque<Snapshot>>>,
+}
+
+/// How many list snapshots are kept for continue tokens.
+const KEPT_SNAPSHOTS: usize = 32;
+
+impl ApiState {
+    /// A snapshot of `prefix` at the current revision, remembered for continue tokens.
+    fn snapshot(&self, prefix: &str) -> Snapshot {
+        let snapshot = self.store.list(prefix);
+        if let Ok(mut kept) = self.snapshots.lock() {
+            if kept.len() == KEPT_SNAPSHOTS {
+                kept.pop_front();
+            }
+            kept.push_back(snapshot.clone());
+        }
+        snapshot
+    }
+
+    /// The remembered snapshot at `revision`, if still kept.
+    fn snapshot_at(&self, revision: u64) -> Option<Snapshot> {
+        self.snapshots.lock().ok()?.iter().rev().find(|s| s.revision() == revision).cloned()
+    }
+}
+
+/// A running API server.
+pub struct RunningServer {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    /// The credentials clients need.
+    pub credentials: tls::Credentials,
+    /// The storage (shared with in-process components).
+    pub store: Store,
+    handle: axum_server::Handle<SocketAddr>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// The `https://host:port` URL clients use.
+    pub fn url(&self) -> String {
+        let host = if self.addr.ip().is_unspecified() {
+            "127.0.0.1".to_owned()
+        } else {
+            self.addr.ip().to_string()
+        };
+        match self.addr {
+            SocketAddr::V6(_) if !self.addr.ip().is_unspecified() => {
+                format!("https://[{host}]:{}", self.addr.port())
+            }
+            _ => format!("https://{host}:{}", self.addr.port()),
+        }
+    }
+
+    /// A kubeconfig for this server: CA, server URL and bearer token.
+    pub fn kubeconfig(&self) -> String {
+        use base64::Engine;
+        let ca = base64::engine::general_purpose::STANDARD.encode(&self.credentials.ca_pem);
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: keelson\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\nusers:\n- name: keelson-admin\n  user:\n    token: {}\ncontexts:\n- name: keelson\n  context:\n    cluster: keelson\n    user: keelson-admin\n    namespace: default\ncurrent-context: keelson\n",
+            self.url(),
+            self.credentials.token
+        )
+    }
+
+    /// Stops accepting requests, lets open ones finish for up to `grace`, then closes storage.
+    pub async fn shutdown(self, grace: std::time::Duration) {
+        self.handle.graceful_shutdown(Some(grace));
+        let _ = self.task.await;
+        self.store.shutdown().await;
+    }
+}
+
+/// Starts the API server: opens storage, loads credentials, serves HTTPS.
+pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
+    std::fs::create_dir_all(&config.data_dir)
+        .map_err(|source| StartError::Bind { addr: config.bind, source })?;
+    let mut store_config = StoreConfig::new(config.data_dir.join("state.db"));
+    store_config.retain_revisions = config.retain_revisions;
+    store_config.retain_for = config.retain_for;
+    let store = Store::open(store_config).await?;
+    let credentials = tls::load_or_create(&config.data_dir, &[config.bind.ip()])?;
+
+    let registry = Registry::default();
+    registry.refresh(&store);
+    write::ensure_default_namespaces(&store).await?;
+    let state = ApiState {
+        store: store.clone(),
+        registry,
+        token: credentials.token.clone().into(),
+        snapshots: Arc::default(),
+    };
+    gc::spawn(store.clone(), state.registry.clone());
+    let app = router(state);
+
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let tls = axum_server::tls_rustls::RustlsConfig::from_pem(
+        credentials.cert_pem.clone().into_bytes(),
+        credentials.key_pem.clone().into_bytes(),
+    )
+    .await
+    .map_err(|e| StartError::Tls(e.to_string()))?;
+    let listener = std::net::TcpListener::bind(config.bind)
+        .map_err(|source| StartError::Bind { addr: config.bind, source })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|source| StartError::Bind { addr: config.bind, source })?;
+    let addr =
+        listener.local_addr().map_err(|source| StartError::Bind { addr: config.bind, source })?;
+    let handle = axum_server::Handle::new();
+    let server = axum_server::from_tcp_rustls(listener, tls)
+        .map_err(|source| StartError::Bind { addr, source })?
+        .handle(handle.clone());
+    let task = tokio::spawn(server.serve(app.into_make_service()));
+    Ok(RunningServer { addr, credentials, store, handle, task })
+}
+
+fn router(state: ApiState) -> Router {
+    let open = Router::new()
+        .route("/healthz", get(discovery_routes::ok))
+        .route("/livez", get(discovery_routes::ok))
+        .route("/readyz", get(discovery_routes::ok))
+        .route("/version", get(discovery_routes::version));
+    let guarded = Router::new()
+        .route("/api", get(discovery_routes::api))
+        .route("/api/v1", get(discovery_routes::core_resources))
+        .route("/api/v1/{*rest}", any(core_resource))
+        .route("/apis", get(discovery_routes::apis))
+        .route("/apis/{group}", get(discovery_routes::group))
+        .route("/apis/{group}/{version}", get(discovery_routes::group_version_resources))
+        .route("/apis/{group}/{version}/{*rest}", any(group_resource))
+        .route("/openapi/v3", get(discovery_routes::openapi_index))
+        .route("/openapi/v3/{*gv}", get(discovery_routes::openapi_document))
+        .fallback(|request: Request| async move { ApiError::no_route(request.uri().path()) })
+        .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
+    open.merge(guarded).with_state(state)
+}
+
+/// Refuses requests without the bearer token (compared in constant time).
+async fn authenticate(State(state): State<ApiState>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    if constant_time_eq(presented.as_bytes(), state.token.as_bytes()) {
+        next.run(request).await
+    } else {
+        ApiError::unauthorized().into_response()
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A parsed resource request.
+pub(crate) struct ResourceRequest {
+    pub(crate) method: Method,
+    pub(crate) target: Target,
+    pub(crate) query: query::Query,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+}
+
+async fn core_resource(
+    State(state): State<ApiState>,
+    Path(rest): Path<String>,
+    method: Method,
+    RawQuery(params): RawQuery<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    dispatch(state, "", "v1", &rest, method, params, headers, body).await
+}
+
+async fn group_resource(
+    State(state): State<ApiState>,
+    Path((group, version, rest)): Path<(String, String, String)>,
+    method: Method,
+    RawQuery(params): RawQuery<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    dispatch(state, &group, &version, &rest, method, params, headers, body).await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn dispatch(
+    state: ApiState,
+    group: &str,
+    version: &str,
+    rest: &str,
+    method: Method,
+    params: HashMap<String, String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let result: ApiResult<Response> = async {
+        let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+        let target = paths::resolve(&state.registry.served(), group, version, &segments)?;
+        let query = query::Query::parse(params)?;
+        let request = ResourceRequest { method, target, query, headers, body };
+        route(&state, request).await
+    }
+    .await;
+    result.unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn route(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
+    let has_name = request.target.name.is_some();
+    let sub = request.target.subresource.clone();
+    match (&request.method, has_name, sub.as_deref()) {
+        (&Method::GET, false, _) if request.query.watch => watch::watch(state, request).await,
+        (&Method::GET, false, _) => read::list(state, request),
+        (&Method::GET, true, Some("scale")) => read::get_scale(state, request),
+        (&Method::GET, true, _) => read::get(state, request),
+        (&Method::POST, false, _) => write::create(state, request).await,
+        (&Method::PUT, true, Some("scale")) => write::update_scale(state, request).await,
+        (&Method::PUT, true, _) => write::update(state, request).await,
+        (&Method::PATCH, true, _) => write::patch(state, request).await,
+        (&Method::DELETE, true, None) => write::delete(state, request).await,
+        (&Method::DELETE, false, None) => write::delete_collection(state, request).await,
+        (method, _, _) => {
+            Err(ApiError::method_not_allowed(method.as_str(), &request.target.info.resource))
+        }
+    }
+}

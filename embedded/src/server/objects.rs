@@ -1,0 +1,392 @@
+//! Object metadata the server owns: names, uid, timestamps, generation, and what a write through
+//! the main resource or a subresource may change. Pure functions.
+
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{ResourceInfo, Subresource};
+
+use super::errors::{ApiError, ApiResult, Cause};
+
+/// Annotations and labels a client may set but the server keeps as given.
+const SERVER_OWNED: [&str; 5] =
+    ["uid", "creationTimestamp", "generation", "resourceVersion", "deletionTimestamp"];
+
+/// The current time as Kubernetes writes `metav1.Time` (seconds precision, UTC).
+pub fn now_rfc3339() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// A new random uid.
+pub fn new_uid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Five characters for `generateName`, from upstream's alphabet (no vowels, no look-alikes).
+pub fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut bytes = [0u8; 5];
+    getrandom::fill(&mut bytes).expect("the operating system's random generator is available");
+    bytes.iter().map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
+}
+
+/// `metadata` of an object, created if missing.
+pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
+    if !object.get("metadata").is_some_and(Value::is_object) {
+        object["metadata"] = json!({});
+    }
+    object["metadata"].as_object_mut().expect("metadata is an object")
+}
+
+/// A string field of `metadata`.
+pub fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+    object.get("metadata")?.get(field)?.as_str()
+}
+
+/// The object's `resourceVersion` as a revision; `None` when absent or empty.
+pub fn resource_version(object: &Value) -> ApiResult<Option<u64>> {
+    match meta_str(object, "resourceVersion") {
+        None | Some("") => Ok(None),
+        Some(rv) => rv.parse().map(Some).map_err(|_| {
+            ApiError::bad_request(format!("invalid resourceVersion {rv:?}: must be a number"))
+        }),
+    }
+}
+
+/// Everything that is neither metadata nor status: what `generation` counts.
+fn spec_part(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(map) = object.as_object_mut() {
+        for field in ["metadata", "status", "apiVersion", "kind"] {
+            map.remove(field);
+        }
+    }
+    object
+}
+
+fn has_status_subresource(info: &ResourceInfo) -> bool {
+    info.subresources.iter().any(|s| matches!(s, Subresource::Status))
+}
+
+/// Checks a name the way upstream checks object names (a DNS subdomain; a DNS label for
+/// namespaces), returning the causes.
+pub fn name_problems(info: &ResourceInfo, name: &str) -> Vec<Cause> {
+    let label =
+        info.group.is_empty() && matches!(info.resource.as_str(), "namespaces" | "services");
+    let max = if label { 63 } else { 253 };
+    let valid_part = |part: &str| {
+        !part.is_empty()
+            && part.len() <= 63
+            && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !part.starts_with('-')
+            && !part.ends_with('-')
+    };
+    let ok =
+        name.len() <= max && if label { valid_part(name) } else { name.split('.').all(valid_part) };
+    if ok {
+        return Vec::new();
+    }
+    let rule = if label {
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
+    } else {
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+    };
+    vec![Cause {
+        reason: "FieldValueInvalid".into(),
+        message: format!("Invalid value: {name:?}: {rule}"),
+        field: "metadata.name".into(),
+    }]
+}
+
+/// Prepares a new object for storage: type and namespace checked against the path, name or
+/// `generateName`, uid, creation time, generation 1; status dropped when it has its own
+/// subresource (the CRD kind keeps its server-owned status).
+pub fn prepare_create(
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    mut object: Value,
+    now: &str,
+) -> ApiResult<Value> {
+    check_type(info, &mut object)?;
+    let meta = metadata_mut(&mut object);
+    for field in SERVER_OWNED {
+        meta.remove(field);
+    }
+    meta.remove("deletionGracePeriodSeconds");
+    if info.namespaced {
+        let path_ns = namespace.unwrap_or("default");
+        match meta.get("namespace").and_then(Value::as_str) {
+            Some(ns) if !ns.is_empty() && ns != path_ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => {
+                meta.insert("namespace".into(), json!(path_ns));
+            }
+        }
+    } else {
+        meta.remove("namespace");
+    }
+    let name = match (
+        meta.get("name").and_then(Value::as_str),
+        meta.get("generateName").and_then(Value::as_str),
+    ) {
+        (Some(name), _) if !name.is_empty() => name.to_owned(),
+        (_, Some(prefix)) if !prefix.is_empty() => format!("{prefix}{}", random_suffix()),
+        _ => {
+            return Err(ApiError::invalid(
+                &info.group,
+                &info.kind,
+                "",
+                vec![Cause {
+                    reason: "FieldValueRequired".into(),
+                    message: "Required value: name or generateName is required".into(),
+                    field: "metadata.name".into(),
+                }],
+            ));
+        }
+    };
+    let problems = name_problems(info, &name);
+    if !problems.is_empty() {
+        return Err(ApiError::invalid(&info.group, &info.kind, &name, problems));
+    }
+    meta.insert("name".into(), json!(name));
+    meta.insert("uid".into(), json!(new_uid()));
+    meta.insert("creationTimestamp".into(), json!(now));
+    meta.insert("generation".into(), json!(1));
+    if has_status_subresource(info)
+        && info.resource != "customresourcedefinitions"
+        && !info.builtin
+        && let Some(map) = object.as_object_mut()
+    {
+        map.remove("status");
+    }
+    Ok(object)
+}
+
+/// Sets `apiVersion`/`kind` when missing and refuses a body of another type.
+pub fn check_type(info: &ResourceInfo, object: &mut Value) -> ApiResult<()> {
+    let Some(map) = object.as_object_mut() else {
+        return Err(ApiError::bad_request("the request body must be a JSON object"));
+    };
+    let api_version = info.api_version();
+    match map.get("apiVersion").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("apiVersion".into(), json!(api_version));
+        }
+        Some(v) if v == api_version => {}
+        Some(v) => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({api_version})"
+            )));
+        }
+    }
+    match map.get("kind").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("kind".into(), json!(info.kind));
+        }
+        Some(k) if k == info.kind => {}
+        Some(k) => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                info.kind
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Merges an update into the stored object the way upstream strategies do:
+/// - through the main resource, `status` stays as stored (when it has its own subresource);
+/// - through `/status`, only `status` changes (and metadata changes are ignored);
+/// - uid, name, namespace, creation time and deletion time never change;
+/// - `generation` moves by one when anything but metadata and status changed.
+pub fn prepare_update(
+    info: &ResourceInfo,
+    subresource: Option<&str>,
+    old: &Value,
+    mut new: Value,
+) -> ApiResult<Value> {
+    check_type(info, &mut new)?;
+    if subresource == Some("status") {
+        let mut merged = old.clone();
+        merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);
+        if merged["status"].is_null()
+            && let Some(map) = merged.as_object_mut()
+        {
+            map.remove("status");
+        }
+        // Upstream keeps the client's resourceVersion precondition; the caller has checked it.
+        return Ok(merged);
+    }
+    let old_meta = old.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    let name = meta_str(old, "name").unwrap_or_default().to_owned();
+    if let Some(new_name) = meta_str(&new, "name")
+        && !new_name.is_empty()
+        && new_name != name
+    {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({new_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let meta = metadata_mut(&mut new);
+    for field in [
+        "name",
+        "namespace",
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+    ] {
+        match old_meta.get(field) {
+            Some(value) => {
+                meta.insert(field.into(), value.clone());
+            }
+            None => {
+                meta.remove(field);
+            }
+        }
+    }
+    // Once deleting, finalizers may only be removed, never added.
+    if old_meta.get("deletionTimestamp").is_some() {
+        let old_finalizers = finalizers(old);
+        if finalizers(&new).iter().any(|f| !old_finalizers.contains(f)) {
+            return Err(ApiError::invalid(
+                &info.group,
+                &info.kind,
+                &name,
+                vec![Cause {
+                    reason: "FieldValueForbidden".into(),
+                    message:
+                        "Forbidden: no new finalizers can be added if the object is being deleted"
+                            .into(),
+                    field: "metadata.finalizers".into(),
+                }],
+            ));
+        }
+    }
+    if has_status_subresource(info) {
+        match old.get("status") {
+            Some(status) => new["status"] = status.clone(),
+            None => {
+                if let Some(map) = new.as_object_mut() {
+                    map.remove("status");
+                }
+            }
+        }
+    }
+    if spec_part(old) != spec_part(&new) {
+        let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
+        metadata_mut(&mut new).insert("generation".into(), json!(generation + 1));
+    }
+    Ok(new)
+}
+
+/// The object's finalizers.
+pub fn finalizers(object: &Value) -> Vec<String> {
+    object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Whether the object is being deleted and nothing holds it any more: the server removes it.
+pub fn ready_to_remove(object: &Value) -> bool {
+    meta_str(object, "deletionTimestamp").is_some() && finalizers(object).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::builtin_resources;
+
+    fn info(resource: &str) -> ResourceInfo {
+        builtin_resources().into_iter().find(|r| r.resource == resource).unwrap()
+    }
+
+    fn custom() -> ResourceInfo {
+        let mut info = info("configmaps");
+        info.group = "example.dev".into();
+        info.version = "v1".into();
+        info.resource = "widgets".into();
+        info.kind = "Widget".into();
+        info.builtin = false;
+        info.subresources = vec![Subresource::Status];
+        info
+    }
+
+    #[test]
+    fn create_sets_server_fields_and_drops_status_of_custom_resources() {
+        let body = json!({"apiVersion": "example.dev/v1", "kind": "Widget",
+            "metadata": {"generateName": "w-", "uid": "mine", "resourceVersion": "9"},
+            "spec": {"a": 1}, "status": {"ready": true}});
+        let object = prepare_create(&custom(), Some("team"), body, "2026-11-21T00:00:00Z").unwrap();
+        let meta = &object["metadata"];
+        assert!(
+            meta["name"].as_str().unwrap().starts_with("w-")
+                && meta["name"].as_str().unwrap().len() == 7
+        );
+        assert_ne!(meta["uid"], "mine");
+        assert_eq!(meta["namespace"], "team");
+        assert_eq!(meta["generation"], 1);
+        assert!(meta.get("resourceVersion").is_none());
+        assert!(object.get("status").is_none());
+    }
+
+    #[test]
+    fn create_refuses_a_bad_name_and_a_foreign_namespace() {
+        let bad = json!({"metadata": {"name": "Not_OK"}});
+        let error = prepare_create(&info("configmaps"), Some("default"), bad, "t").unwrap_err();
+        assert_eq!(error.code.as_u16(), 422);
+        assert_eq!(error.details.unwrap().causes[0].field, "metadata.name");
+        let elsewhere = json!({"metadata": {"name": "ok", "namespace": "other"}});
+        assert_eq!(
+            prepare_create(&info("configmaps"), Some("default"), elsewhere, "t")
+                .unwrap_err()
+                .code
+                .as_u16(),
+            400
+        );
+    }
+
+    #[test]
+    fn generation_moves_only_on_spec_changes_and_status_goes_through_its_subresource() {
+        let old = json!({"apiVersion": "example.dev/v1", "kind": "Widget",
+            "metadata": {"name": "w", "uid": "u", "generation": 3}, "spec": {"a": 1}, "status": {"s": 1}});
+        let mut relabel = old.clone();
+        relabel["metadata"]["labels"] = json!({"x": "y"});
+        relabel["status"] = json!({"s": 2});
+        let updated = prepare_update(&custom(), None, &old, relabel).unwrap();
+        assert_eq!(updated["metadata"]["generation"], 3);
+        assert_eq!(updated["status"], json!({"s": 1}), "status is kept on the main resource");
+
+        let mut respec = old.clone();
+        respec["spec"]["a"] = json!(2);
+        assert_eq!(
+            prepare_update(&custom(), None, &old, respec).unwrap()["metadata"]["generation"],
+            4
+        );
+
+        let mut status = old.clone();
+        status["status"] = json!({"s": 9});
+        status["spec"]["a"] = json!(7);
+        let updated = prepare_update(&custom(), Some("status"), &old, status).unwrap();
+        assert_eq!(
+            (updated["status"]["s"].clone(), updated["spec"]["a"].clone()),
+            (json!(9), json!(1))
+        );
+    }
+
+    #[test]
+    fn no_finalizer_can_be_added_while_deleting() {
+        let old = json!({"metadata": {"name": "w", "deletionTimestamp": "t", "finalizers": ["a"]}});
+        let mut new = old.clone();
+        new["metadata"]["finalizers"] = json!(["a", "b"]);
+        assert_eq!(prepare_update(&custom(), None, &old, new).unwrap_err().code.as_u16(), 422);
+        let mut done = old.clone();
+        done["metadata"]["finalizers"] = json!([]);
+        assert!(ready_to_remove(&prepare_update(&custom(), None, &old, done).unwrap()));
+    }
+}

@@ -1,0 +1,262 @@
+//! Reads: get, list (selectors, pagination, tables) and the scale view.
+
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::catalog::{ResourceInfo, Subresource};
+use crate::selectors::field_value;
+use crate::table::{self, IncludeObject};
+
+use super::convert::from_stored;
+use super::errors::{ApiError, ApiResult};
+use super::query::{ContinueToken, Query};
+use super::{ApiState, ResourceRequest};
+
+/// Field selectors every resource supports.
+const COMMON_FIELDS: [&str; 2] = ["metadata.name", "metadata.namespace"];
+
+/// Extra field selectors of some built-ins.
+fn extra_fields(info: &ResourceInfo) -> &'static [&'static str] {
+    match (info.group.as_str(), info.resource.as_str()) {
+        ("", "events") => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+        ("events.k8s.io", "events") => &[
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "regarding.apiVersion",
+            "reason",
+            "reportingController",
+            "type",
+        ],
+        ("", "pods") => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "status.phase",
+            "status.podIP",
+        ],
+        ("", "namespaces") => &["status.phase"],
+        ("", "secrets") => &["type"],
+        ("", "nodes") => &["spec.unschedulable"],
+        ("batch", "jobs") => &["status.successful"],
+        _ => &[],
+    }
+}
+
+/// Refuses field selectors on fields the resource cannot be selected by.
+pub(crate) fn check_field_selector(info: &ResourceInfo, query: &Query) -> ApiResult<()> {
+    if let Some(selector) = &query.fields {
+        for field in selector.fields() {
+            let selectable =
+                info.selectable_fields.iter().any(|f| f.trim_start_matches('.') == field);
+            if !COMMON_FIELDS.contains(&field)
+                && !extra_fields(info).contains(&field)
+                && !selectable
+            {
+                return Err(ApiError::bad_request(format!("field label not supported: {field}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `object` (as the addressed version shows it) matches the request's selectors.
+pub(crate) fn selected(query: &Query, object: &Value) -> bool {
+    let labels_ok = query.labels.as_ref().is_none_or(|selector| selector.matches_object(object));
+    let fields_ok =
+        query.fields.as_ref().is_none_or(|selector| selector.matches(object, field_value));
+    labels_ok && fields_ok
+}
+
+/// The table the client asked for through `Accept`, if any.
+pub(crate) fn wants_table(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(table::parse_table_accept)
+        .is_some()
+}
+
+pub(crate) fn include_object(query: &Query) -> IncludeObject {
+    match query.include_object.as_deref() {
+        Some("None") => IncludeObject::None,
+        Some("Object") => IncludeObject::Object,
+        _ => IncludeObject::Metadata,
+    }
+}
+
+/// A JSON response.
+pub(crate) fn json_response(status: StatusCode, body: &Value, warnings: &[String]) -> Response {
+    let mut response =
+        (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
+    for warning in warnings {
+        if let Ok(value) =
+            format!("299 - {}", serde_json::to_string(warning).unwrap_or_default()).parse()
+        {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
+}
+
+/// `GET` of one object (also `/status`).
+pub(crate) fn get(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
+    let info = &request.target.info;
+    let name = request.target.object_name("get")?;
+    if request.target.subresource.as_deref() == Some("log") {
+        return Err(ApiError::bad_request(format!(
+            "no logs for pod \"{name}\": this node runs no containers yet"
+        )));
+    }
+    let entry = state
+        .store
+        .get(&request.target.key(name))
+        .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, name))?;
+    let object = from_stored(info, Value::clone(&entry.object));
+    if wants_table(&request.headers) {
+        let mut table = table::table(
+            info,
+            &[&object],
+            include_object(&request.query),
+            jiff::Timestamp::now(),
+            true,
+        );
+        table["metadata"] = json!({ "resourceVersion": entry.revision.to_string() });
+        return Ok(json_response(StatusCode::OK, &table, &[]));
+    }
+    Ok(json_response(StatusCode::OK, &object, &[]))
+}
+
+/// `GET` of a collection.
+pub(crate) fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
+    let info = &request.target.info;
+    check_field_selector(info, &request.query)?;
+    let (snapshot, after) = match &request.query.continue_from {
+        Some(token) => {
+            let snapshot = state.snapshot_at(token.revision).ok_or_else(|| {
+                ApiError::gone("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+            })?;
+            (snapshot, Some(token.after_key.clone()))
+        }
+        None => (state.snapshot(&request.target.prefix()), None),
+    };
+    let prefix = request.target.prefix();
+    let entries: Box<dyn Iterator<Item = &crate::storage::Entry>> = match &after {
+        Some(key) => Box::new(snapshot.after(key)),
+        None => Box::new(snapshot.entries()),
+    };
+    let mut items = Vec::new();
+    let mut next = None;
+    for entry in entries.filter(|e| e.key.starts_with(&prefix)) {
+        let object = from_stored(info, Value::clone(&entry.object));
+        if !selected(&request.query, &object) {
+            continue;
+        }
+        if request.query.limit.is_some_and(|limit| items.len() == limit) {
+            next = items.last().map(|(key, _): &(String, Value)| key.clone());
+            break;
+        }
+        items.push((entry.key.clone(), object));
+    }
+    let mut metadata = json!({ "resourceVersion": snapshot.revision().to_string() });
+    if let Some(after_key) = next {
+        metadata["continue"] =
+            json!(ContinueToken { revision: snapshot.revision(), after_key }.encode());
+    }
+    if wants_table(&request.headers) {
+        let objects: Vec<&Value> = items.iter().map(|(_, o)| o).collect();
+        let mut table = table::table(
+            info,
+            &objects,
+            include_object(&request.query),
+            jiff::Timestamp::now(),
+            true,
+        );
+        table["metadata"] = metadata;
+        return Ok(json_response(StatusCode::OK, &table, &[]));
+    }
+    let body = json!({
+        "apiVersion": info.api_version(),
+        "kind": info.list_kind,
+        "metadata": metadata,
+        "items": items.into_iter().map(|(_, o)| o).collect::<Vec<_>>(),
+    });
+    Ok(json_response(StatusCode::OK, &body, &[]))
+}
+
+/// The scale subresource's paths of a resource.
+pub(crate) fn scale_paths(info: &ResourceInfo) -> ApiResult<(&str, &str, Option<&str>)> {
+    info.subresources
+        .iter()
+        .find_map(|s| match s {
+            Subresource::Scale {
+                spec_replicas_path,
+                status_replicas_path,
+                label_selector_path,
+            } => Some((
+                spec_replicas_path.as_str(),
+                status_replicas_path.as_str(),
+                label_selector_path.as_deref(),
+            )),
+            _ => None,
+        })
+        .ok_or_else(|| ApiError::no_route(&format!("{}/scale", info.resource)))
+}
+
+/// `.spec.replicas` → `/spec/replicas`.
+pub(crate) fn pointer(json_path: &str) -> String {
+    json_path.replace('.', "/")
+}
+
+/// The `autoscaling/v1` Scale of an object.
+pub(crate) fn scale_of(info: &ResourceInfo, object: &Value) -> ApiResult<Value> {
+    let (spec_path, status_path, selector_path) = scale_paths(info)?;
+    let selector = selector_path.and_then(|p| object.pointer(&pointer(p))).map(|s| match s {
+        Value::String(s) => s.clone(),
+        other => crate::selectors::LabelSelector::from_label_selector(other)
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+    });
+    let meta = &object["metadata"];
+    let mut scale = json!({
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {
+            "name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"],
+            "resourceVersion": meta["resourceVersion"], "creationTimestamp": meta["creationTimestamp"],
+        },
+        "spec": { "replicas": object.pointer(&pointer(spec_path)).cloned().unwrap_or(json!(0)) },
+        "status": { "replicas": object.pointer(&pointer(status_path)).cloned().unwrap_or(json!(0)) },
+    });
+    if let Some(selector) = selector.filter(|s| !s.is_empty()) {
+        scale["status"]["selector"] = json!(selector);
+    }
+    Ok(scale)
+}
+
+/// `GET …/scale`.
+pub(crate) fn get_scale(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
+    let info = &request.target.info;
+    let name = request.target.object_name("get")?;
+    let entry = state
+        .store
+        .get(&request.target.key(name))
+        .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, name))?;
+    let scale = scale_of(info, &from_stored(info, Value::clone(&entry.object)))?;
+    Ok(json_response(StatusCode::OK, &scale, &[]))
+}

@@ -1,0 +1,113 @@
+//! What the server serves: the built-in resources and those of every established CRD, with a
+//! compiled schema validator per CRD version. Rebuilt from storage whenever a CRD changes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde_json::Value;
+
+use crate::catalog::{ResourceInfo, builtin_resources};
+use crate::storage::Store;
+use crate::validation::SchemaValidator;
+
+/// Storage prefix of CRDs.
+pub const CRD_PREFIX: &str = "/apiextensions.k8s.io/customresourcedefinitions/";
+
+/// The served resources; cheap to read, replaced whole when CRDs change.
+#[derive(Clone, Default)]
+pub struct Registry {
+    inner: Arc<RwLock<Arc<Served>>>,
+}
+
+/// `(group, version)`.
+type GroupVersion = (String, String);
+
+/// One consistent view of the served resources.
+#[derive(Default)]
+pub struct Served {
+    /// Every served resource, built-ins first.
+    pub resources: Vec<Arc<ResourceInfo>>,
+    /// The same, as the discovery and OpenAPI builders take them.
+    pub infos: Vec<ResourceInfo>,
+    validators: HashMap<(String, String, String), Arc<SchemaValidator>>,
+    openapi_index: OnceLock<Value>,
+    openapi_documents: Mutex<HashMap<GroupVersion, Option<Arc<Value>>>>,
+}
+
+impl Served {
+    /// The resource `group/version/resource`, if served.
+    pub fn find(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ResourceInfo>> {
+        self.resources
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.resource == resource)
+            .cloned()
+    }
+
+    /// The schema validator of a custom resource version.
+    pub fn validator(&self, info: &ResourceInfo) -> Option<Arc<SchemaValidator>> {
+        self.validators
+            .get(&(info.group.clone(), info.version.clone(), info.resource.clone()))
+            .cloned()
+    }
+
+    /// The `/openapi/v3` index, built once per view.
+    pub fn openapi_index(&self) -> &Value {
+        self.openapi_index.get_or_init(|| crate::openapi::index(&self.infos))
+    }
+
+    /// The OpenAPI v3 document of a group-version, built once per view.
+    pub fn openapi_document(&self, group: &str, version: &str) -> Option<Arc<Value>> {
+        let mut cache = self.openapi_documents.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .entry((group.to_owned(), version.to_owned()))
+            .or_insert_with(|| crate::openapi::document(&self.infos, group, version).map(Arc::new))
+            .clone()
+    }
+}
+
+impl Registry {
+    /// The current view.
+    pub fn served(&self) -> Arc<Served> {
+        self.inner.read().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Rebuilds the view from the built-ins and the CRDs in `store`. CRDs whose names are not
+    /// accepted (e.g. a plural another CRD already serves) are left out.
+    pub fn refresh(&self, store: &Store) {
+        let mut resources: Vec<Arc<ResourceInfo>> =
+            builtin_resources().into_iter().map(Arc::new).collect();
+        let mut validators = HashMap::new();
+        for entry in store.list(CRD_PREFIX).entries() {
+            let Ok(crd) =
+                serde_json::from_value::<CustomResourceDefinition>(Value::clone(&entry.object))
+            else {
+                continue;
+            };
+            if crd.metadata.deletion_timestamp.is_some() {
+                continue;
+            }
+            for info in ResourceInfo::from_crd(&crd) {
+                if resources.iter().any(|r| {
+                    r.group == info.group
+                        && r.version == info.version
+                        && r.resource == info.resource
+                }) {
+                    continue;
+                }
+                if let Ok(validator) = SchemaValidator::for_crd(&crd, &info.version) {
+                    validators.insert(
+                        (info.group.clone(), info.version.clone(), info.resource.clone()),
+                        Arc::new(validator),
+                    );
+                }
+                resources.push(Arc::new(info));
+            }
+        }
+        let infos = resources.iter().map(|r| ResourceInfo::clone(r)).collect();
+        let served = Arc::new(Served { resources, infos, validators, ..Default::default() });
+        if let Ok(mut inner) = self.inner.write() {
+            *inner = served;
+        }
+    }
+}

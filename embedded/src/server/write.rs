@@ -1,0 +1,781 @@
+//! Writes: create, update, patch (JSON, merge, strategic, apply), scale, delete.
+
+use std::sync::Arc;
+
+use axum::http::{StatusCode, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use crate::catalog::ResourceInfo;
+use crate::patch::{
+    self, ApplyError, BuiltinLists, ListSemantics, PatchError, PatchType, SchemaLists,
+};
+use crate::storage::{Entry, Store, StoreError, WriteOp};
+
+use super::admission::{admit, establish_crd};
+use super::convert::{from_stored, to_stored};
+use super::errors::{ApiError, ApiResult, Cause, Details};
+use super::objects::{
+    finalizers, meta_str, metadata_mut, now_rfc3339, prepare_create, prepare_update,
+    ready_to_remove, resource_version,
+};
+use super::paths::{object_key, resource_prefix};
+use super::read::{json_response, pointer, scale_of, scale_paths};
+use super::{ApiState, ResourceRequest};
+
+/// How often a patch is retried when another writer got in between.
+const PATCH_ATTEMPTS: usize = 5;
+
+/// Namespaces that always exist.
+const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+fn is_crd(info: &ResourceInfo) -> bool {
+    info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions"
+}
+
+fn is_namespace(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.resource == "namespaces"
+}
+
+/// How list items merge for this resource.
+fn lists(info: &ResourceInfo) -> Box<dyn ListSemantics> {
+    match (&info.schema, info.builtin) {
+        (Some(schema), false) => Box::new(SchemaLists::new(schema.clone())),
+        _ => Box::new(BuiltinLists::for_kind(&info.group, &info.kind)),
+    }
+}
+
+/// The field manager of a request: `?fieldManager=`, else the client's name from `User-Agent`.
+fn manager(request: &ResourceRequest) -> String {
+    request.query.field_manager.clone().unwrap_or_else(|| {
+        request
+            .headers
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|ua| ua.split('/').next())
+            .filter(|s| !s.is_empty())
+            .unwrap_or("unknown")
+            .to_owned()
+    })
+}
+
+/// The request body as JSON (YAML accepted for `application/yaml`).
+fn body(request: &ResourceRequest) -> ApiResult<Value> {
+    let content_type =
+        request.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if content_type.contains("protobuf") || content_type.contains("cbor") {
+        return Err(ApiError::unsupported_media_type(format!(
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type})"
+        )));
+    }
+    let parsed = if content_type.contains("yaml") {
+        serde_saphyr::from_slice::<Value>(&request.body).map_err(|e| e.to_string())
+    } else {
+        serde_json::from_slice::<Value>(&request.body).map_err(|e| e.to_string())
+    };
+    parsed.map_err(|e| ApiError::bad_request(format!("the request body is not valid: {e}")))
+}
+
+/// Refuses writes into a namespace that does not exist or is being deleted.
+fn check_namespace(
+    state: &ApiState,
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+) -> ApiResult<()> {
+    if !info.namespaced {
+        return Ok(());
+    }
+    let namespace = namespace.unwrap_or("default");
+    let namespaces = state
+        .registry
+        .served()
+        .find("", "v1", "namespaces")
+        .ok_or_else(|| ApiError::internal("namespaces are not served"))?;
+    match state.store.get(&object_key(&namespaces, "", namespace)) {
+        None => Err(ApiError::namespace_not_found(namespace)),
+        Some(entry)
+            if meta_str(&entry.object, "deletionTimestamp").is_some()
+                && info.resource != "events" =>
+        {
+            Err(ApiError::namespace_terminating(namespace))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// Built-in defaults the server fills on create.
+fn default_builtin(info: &ResourceInfo, object: &mut Value) {
+    if is_namespace(info) {
+        object["spec"]["finalizers"] = json!(["kubernetes"]);
+        object["status"] = json!({ "phase": "Active" });
+    }
+}
+
+/// Creates the system namespaces when they are missing.
+pub(crate) async fn ensure_default_namespaces(store: &Store) -> Result<(), StoreError> {
+    let info = crate::catalog::builtin_resources()
+        .into_iter()
+        .find(|r| r.group.is_empty() && r.resource == "namespaces")
+        .expect("namespaces are built in");
+    for name in SYSTEM_NAMESPACES {
+        let key = object_key(&info, "", name);
+        if store.get(&key).is_some() {
+            continue;
+        }
+        let now = now_rfc3339();
+        let mut object = prepare_create(&info, None, json!({"metadata": {"name": name}}), &now)
+            .expect("system namespace names are valid");
+        default_builtin(&info, &mut object);
+        match store.write(WriteOp::Create { key, object }).await {
+            Ok(_) | Err(StoreError::AlreadyExists { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn store_error<'a>(info: &'a ResourceInfo, name: &'a str) -> impl Fn(StoreError) -> ApiError + 'a {
+    move |e| ApiError::from_store(e, &info.group, &info.resource, name)
+}
+
+/// Stores a prepared new object (admission, managed fields, CRD status included).
+async fn create_object(
+    state: &ApiState,
+    request: &ResourceRequest,
+    object: Value,
+    track: bool,
+) -> ApiResult<Response> {
+    let info = &request.target.info;
+    let now = now_rfc3339();
+    let served = state.registry.served();
+    let admitted = admit(&served, info, object, None, request.query.field_validation)?;
+    let mut object = admitted.object;
+    if is_crd(info) {
+        establish_crd(&mut object, &now);
+    }
+    default_builtin(info, &mut object);
+    if track {
+        object = patch::track_update(
+            None,
+            &object,
+            &manager(request),
+            lists(info).as_ref(),
+            &info.api_version(),
+            None,
+            &now,
+        );
+    }
+    let name = meta_str(&object, "name").unwrap_or_default().to_owned();
+    if request.query.dry_run {
+        return Ok(json_response(StatusCode::CREATED, &object, &admitted.warnings));
+    }
+    let key = object_key(info, meta_str(&object, "namespace").unwrap_or(""), &name);
+    let written = state
+        .store
+        .write(WriteOp::Create { key, object: to_stored(info, object) })
+        .await
+        .map_err(store_error(info, &name))?;
+    if is_crd(info) {
+        state.registry.refresh(&state.store);
+    }
+    Ok(json_response(
+        StatusCode::CREATED,
+        &from_stored(info, Value::clone(&written.object)),
+        &admitted.warnings,
+    ))
+}
+
+/// `POST` to a collection.
+pub(crate) async fn create(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
+    let info = request.target.info.clone();
+    if info.namespaced && request.target.namespace.is_none() {
+        return Err(ApiError::method_not_allowed("create", &info.resource));
+    }
+    check_namespace(state, &info, request.target.namespace.as_deref())?;
+    let object = prepare_create(
+        &info,
+        request.target.namespace.as_deref(),
+        body(&request)?,
+        &now_rfc3339(),
+    )?;
+    create_object(state, &request, object, true).await
+}
+
+/// The outcome of an update: the object as stored, and warnings.
+struct Updated {
+    object: Value,
+    warnings: Vec<String>,
+}
+
+/// Admits and stores `new` over `current` (unchanged objects are not written; an object whose
+/// deletion waited only for finalizers now removed is deleted).
+async fn store_update(
+    state: &ApiState,
+    request: &ResourceRequest,
+    current: &Entry,
+    new: Value,
+    track: bool,
+    subresource: Option<&str>,
+) -> Result<Updated, ApiError> {
+    let info = &request.target.info;
+    let subresource = subresource.filter(|s| *s == "status");
+    let old = from_stored(info, Value::clone(&current.object));
+    let name = meta_str(&old, "name").unwrap_or_default().to_owned();
+    let now = now_rfc3339();
+    let new = prepare_update(info, subresource, &old, new)?;
+    let served = state.registry.served();
+    let admitted = admit(&served, info, new, Some(&old), request.query.field_validation)?;
+    let mut new = admitted.object;
+    if is_crd(info) {
+        establish_crd(&mut new, &now);
+    }
+    if without_volatile(&new) == without_volatile(&old) {
+        return Ok(Updated { object: old, warnings: admitted.warnings });
+    }
+    if track {
+        new = patch::track_update(
+            Some(&old),
+            &new,
+            &manager(request),
+            lists(info).as_ref(),
+            &info.api_version(),
+            subresource,
+            &now,
+        );
+    }
+    if request.query.dry_run {
+        return Ok(Updated { object: new, warnings: admitted.warnings });
+    }
+    let key = current.key.clone();
+    let op = if ready_to_remove(&new) {
+        WriteOp::Delete { key, expected_revision: current.revision }
+    } else {
+        WriteOp::Update { key, expected_revision: current.revision, object: to_stored(info, new) }
+    };
+    let written = state.store.write(op).await.map_err(store_error(info, &name))?;
+    if is_crd(info) {
+        state.registry.refresh(&state.store);
+    }
+    Ok(Updated {
+        object: from_stored(info, Value::clone(&written.object)),
+        warnings: admitted.warnings,
+    })
+}
+
+/// The object without the fields every write changes on its own.
+fn without_volatile(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+        meta.remove("managedFields");
+    }
+    object
+}
+
+/// `PUT` of an object or its `/status`.
+pub(crate) async fn update(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
+    let info = request.target.info.clone();
+    let name = request.target.object_name("update")?.to_owned();
+    if request.target.subresource.as_deref().is_some_and(|s| s != "status") {
+        return Err(ApiError::method_not_allowed("update", &info.resource));
+    }
+    let body = body(&request)?;
+    let current = state
+        .store
+        .get(&request.target.key(&name))
+        .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, &name))?;
+    match resource_version(&body)? {
+        None => {
+            return Err(ApiError::invalid(
+                &info.group,
+                &info.kind,
+                &name,
+                vec![Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: "Invalid value: 0x0: must be specified for an update".into(),
+                    field: "metadata.resourceVersion".into(),
+                }],
+            ));
+        }
+        Some(rv) if rv != current.revision => return Err(stale(&info, &name)),
+        Some(_) => {}
+    }
+    let subresource = request.target.subresource.clone();
+    let updated =
+        store_update(state, &request, &current, body, true, subresource.as_deref()).await?;
+    Ok(json_response(StatusCode::OK, &updated.object, &updated.warnings))
+}
+
+fn stale(info: &ResourceInfo, name: &str) -> ApiError {
+    ApiError::conflict(
+        &info.group,
+        &info.resource,
+        name,
+        "the object has been modified; please apply your changes to the latest version and try again",
+    )
+}
+
+/// `PUT …/scale`: the replicas of an `autoscaling/v1` Scale into the object.
+pub(crate) async fn update_scale(
+    state: &ApiState,
+    request: ResourceRequest,
+) -> ApiResult<Response> {
+    let scale = body(&request)?;
+    scale_write(state, &request, |_| Ok(scale.clone())).await
+}
+
+/// Applies `change` to the Scale view of the object and writes the replicas back.
+async fn scale_write(
+    state: &ApiState,
+    request: &ResourceRequest,
+    change: impl Fn(&Value) -> ApiResult<Value>,
+) -> ApiResult<Response> {
+    let info = request.target.info.clone();
+    let name = request.target.object_name("update")?.to_owned();
+    let (spec_path, _, _) = scale_paths(&info)?;
+    for _ in 0..PATCH_ATTEMPTS {
+        let current = state
+            .store
+            .get(&request.target.key(&name))
+            .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, &name))?;
+        let object = from_stored(&info, Value::clone(&current.object));
+        let scale = change(&scale_of(&info, &object)?)?;
+        if let Some(rv) = resource_version(&scale)?
+            && rv != current.revision
+        {
+            return Err(stale(&info, &name));
+        }
+        let replicas = scale.pointer("/spec/replicas").cloned().unwrap_or(json!(0));
+        if replicas.as_i64().is_none_or(|r| r < 0) {
+            return Err(ApiError::invalid(
+                "autoscaling",
+                "Scale",
+                &name,
+                vec![Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {replicas}: must be greater than or equal to 0"
+                    ),
+                    field: "spec.replicas".into(),
+                }],
+            ));
+        }
+        let mut new = object.clone();
+        set_pointer(&mut new, &pointer(spec_path), replicas);
+        match store_update(state, request, &current, new, true, None).await {
+            Ok(updated) => {
+                return Ok(json_response(
+                    StatusCode::OK,
+                    &scale_of(&info, &updated.object)?,
+                    &updated.warnings,
+                ));
+            }
+            Err(e) if e.reason == "Conflict" => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(stale(&info, &name))
+}
+
+/// Sets the value at a JSON pointer, creating objects on the way.
+fn set_pointer(object: &mut Value, pointer: &str, value: Value) {
+    let mut current = object;
+    let parts: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        if !current.is_object() {
+            *current = json!({});
+        }
+        let map = current.as_object_mut().expect("just made an object");
+        if i + 1 == parts.len() {
+            map.insert((*part).to_owned(), value);
+            return;
+        }
+        current = map.entry((*part).to_owned()).or_insert_with(|| json!({}));
+    }
+}
+
+fn patch_error(info: &ResourceInfo, name: &str, error: PatchError) -> ApiError {
+    match error {
+        PatchError::UnsupportedMediaType(m) => ApiError::unsupported_media_type(m),
+        PatchError::TestFailed(m) | PatchError::Invalid(m) => ApiError::invalid(
+            &info.group,
+            &info.kind,
+            name,
+            vec![Cause { reason: "FieldValueInvalid".into(), message: m, field: String::new() }],
+        ),
+    }
+}
+
+/// `PATCH` of an object, its `/status` or its `/scale`.
+pub(crate) async fn patch(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
+    let info = request.target.info.clone();
+    let name = request.target.object_name("patch")?.to_owned();
+    let content_type =
+        request.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let patch_type = PatchType::from_content_type(content_type)
+        .ok_or_else(|| ApiError::unsupported_media_type(format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml{}", if info.builtin { ", application/strategic-merge-patch+json" } else { "" })))?;
+    if patch_type == PatchType::Strategic && !info.builtin {
+        return Err(ApiError::unsupported_media_type(
+            "strategic merge patch is not supported for custom resources; use application/merge-patch+json",
+        ));
+    }
+    let patch_body = match patch_type {
+        PatchType::Apply => {
+            patch::parse_apply_body(&request.body).map_err(|e| patch_error(&info, &name, e))?
+        }
+        _ => serde_json::from_slice(&request.body)
+            .map_err(|e| ApiError::bad_request(format!("the patch is not valid JSON: {e}")))?,
+    };
+    if patch_type == PatchType::Apply
+        && request.query.field_manager.as_deref().is_none_or(str::is_empty)
+    {
+        return Err(ApiError::bad_request(
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+        ));
+    }
+    let apply = |live: Option<&Value>| -> ApiResult<Value> {
+        patch::apply(patch::ApplyRequest {
+            live,
+            applied: &patch_body,
+            manager: &manager(&request),
+            force: request.query.force,
+            lists: lists(&info).as_ref(),
+            api_version: &info.api_version(),
+            subresource: request.target.subresource.as_deref(),
+            now: &now_rfc3339(),
+        })
+        .map_err(|e| match e {
+            ApplyError::Conflicts(conflicts) => {
+                let mut error = ApiError::conflict(&info.group, &info.resource, &name, "");
+                error.message = ApplyError::Conflicts(conflicts.clone()).to_string();
+                error.details = Some(Box::new(Details {
+                    name: name.clone(),
+                    group: info.group.clone(),
+                    kind: info.resource.clone(),
+                    causes: conflicts
+                        .into_iter()
+                        .map(|c| Cause {
+                            reason: "FieldManagerConflict".into(),
+                            message: format!("conflict with \"{}\"", c.manager),
+                            field: c.field,
+                        })
+                        .collect(),
+                }));
+                error
+            }
+            ApplyError::Invalid(m) => ApiError::bad_request(m),
+        })
+    };
+    let change = |object: &Value| -> ApiResult<Value> {
+        let lists = lists(&info);
+        match patch_type {
+            PatchType::Json => patch::json_patch(object, &patch_body),
+            PatchType::Merge => patch::merge_patch(object, &patch_body),
+            PatchType::Strategic => {
+                patch::strategic_merge_patch(object, &patch_body, lists.as_ref())
+            }
+            PatchType::Apply => return apply(Some(object)),
+        }
+        .map_err(|e| patch_error(&info, &name, e))
+    };
+    if request.target.subresource.as_deref() == Some("scale") {
+        return scale_write(state, &request, change).await;
+    }
+    let precondition = resource_version(&patch_body).ok().flatten();
+    for _ in 0..PATCH_ATTEMPTS {
+        let Some(current) = state.store.get(&request.target.key(&name)) else {
+            if patch_type != PatchType::Apply || request.target.subresource.is_some() {
+                return Err(ApiError::not_found(&info.group, &info.resource, &name));
+            }
+            check_namespace(state, &info, request.target.namespace.as_deref())?;
+            let mut object = apply(None)?;
+            metadata_mut(&mut object).insert("name".into(), json!(name));
+            let object =
+                prepare_create(&info, request.target.namespace.as_deref(), object, &now_rfc3339())?;
+            match create_object(state, &request, object, false).await {
+                Err(e) if e.reason == "AlreadyExists" => continue,
+                other => return other,
+            }
+        };
+        if precondition.is_some_and(|rv| rv != current.revision) {
+            return Err(stale(&info, &name));
+        }
+        let old = from_stored(&info, Value::clone(&current.object));
+        let mut new = change(&old)?;
+        if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), json!(current.revision.to_string()));
+        }
+        let subresource = request.target.subresource.as_deref();
+        match store_update(
+            state,
+            &request,
+            &current,
+            new,
+            patch_type != PatchType::Apply,
+            subresource,
+        )
+        .await
+        {
+            Ok(updated) => {
+                return Ok(json_response(StatusCode::OK, &updated.object, &updated.warnings));
+            }
+            Err(e)
+                if e.reason == "Conflict"
+                    && precondition.is_none()
+                    && e.details.as_ref().is_none_or(|d| d.causes.is_empty()) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(stale(&info, &name))
+}
+
+/// Propagation of a delete to dependents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Propagation {
+    /// Delete the owner now, dependents after.
+    Background,
+    /// Delete dependents first, then the owner.
+    Foreground,
+    /// Leave dependents, without the owner reference.
+    Orphan,
+}
+
+/// The parts of `DeleteOptions` the server honours.
+#[derive(Debug, Default)]
+struct DeleteOptions {
+    propagation: Option<Propagation>,
+    uid: Option<String>,
+    resource_version: Option<String>,
+}
+
+fn delete_options(request: &ResourceRequest) -> ApiResult<DeleteOptions> {
+    let mut options = DeleteOptions::default();
+    let body: Value = if request.body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&request.body)
+            .map_err(|e| ApiError::bad_request(format!("DeleteOptions are not valid JSON: {e}")))?
+    };
+    let policy = body.get("propagationPolicy").and_then(Value::as_str).or(request
+        .query
+        .raw
+        .get("propagationPolicy")
+        .map(String::as_str));
+    options.propagation = match policy {
+        None => match body.get("orphanDependents").and_then(Value::as_bool) {
+            Some(true) => Some(Propagation::Orphan),
+            _ => None,
+        },
+        Some("Background") => Some(Propagation::Background),
+        Some("Foreground") => Some(Propagation::Foreground),
+        Some("Orphan") => Some(Propagation::Orphan),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "propagationPolicy must be Background, Foreground or Orphan, not {other:?}"
+            )));
+        }
+    };
+    options.uid = body.pointer("/preconditions/uid").and_then(Value::as_str).map(str::to_owned);
+    options.resource_version =
+        body.pointer("/preconditions/resourceVersion").and_then(Value::as_str).map(str::to_owned);
+    Ok(options)
+}
+
+/// What deleting an object did.
+pub(crate) enum Deleted {
+    /// Gone; this was its last state.
+    Removed(Arc<Value>),
+    /// Marked for deletion; finalizers (or dependents) hold it.
+    Marked(Arc<Value>),
+}
+
+/// Deletes the stored object `current` with a propagation policy: removed at once when nothing
+/// holds it, otherwise marked with `deletionTimestamp` (and the policy's finalizer).
+pub(crate) async fn delete_entry(
+    store: &Store,
+    info: &ResourceInfo,
+    current: &Entry,
+    propagation: Propagation,
+    dry_run: bool,
+) -> Result<Deleted, StoreError> {
+    let mut object = Value::clone(&current.object);
+    let mut held = finalizers(&object);
+    let gc_finalizer = match propagation {
+        Propagation::Foreground => Some("foregroundDeletion"),
+        Propagation::Orphan => Some("orphan"),
+        Propagation::Background => None,
+    };
+    if let Some(f) = gc_finalizer
+        && !held.iter().any(|h| h == f)
+    {
+        held.push(f.to_owned());
+    }
+    let namespace_content = is_namespace(info);
+    if held.is_empty() && !namespace_content {
+        if dry_run {
+            return Ok(Deleted::Removed(current.object.clone()));
+        }
+        let written = store
+            .write(WriteOp::Delete {
+                key: current.key.clone(),
+                expected_revision: current.revision,
+            })
+            .await?;
+        return Ok(Deleted::Removed(written.object));
+    }
+    let already = meta_str(&object, "deletionTimestamp").is_some();
+    if already && finalizers(&object) == held {
+        return Ok(Deleted::Marked(current.object.clone()));
+    }
+    let meta = metadata_mut(&mut object);
+    meta.insert("finalizers".into(), json!(held));
+    if !already {
+        meta.insert("deletionTimestamp".into(), json!(now_rfc3339()));
+        meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+        let generation = meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
+        meta.insert("generation".into(), json!(generation + 1));
+        if namespace_content {
+            object["status"]["phase"] = json!("Terminating");
+        }
+    }
+    if dry_run {
+        return Ok(Deleted::Marked(Arc::new(object)));
+    }
+    let written = store
+        .write(WriteOp::Update {
+            key: current.key.clone(),
+            expected_revision: current.revision,
+            object,
+        })
+        .await?;
+    Ok(Deleted::Marked(written.object))
+}
+
+/// Deletes every custom resource of a CRD that is being removed.
+async fn remove_custom_resources(state: &ApiState, crd: &Value) {
+    let Some(group) = crd.pointer("/spec/group").and_then(Value::as_str) else { return };
+    let Some(plural) = crd.pointer("/spec/names/plural").and_then(Value::as_str) else { return };
+    let Some(info) = state
+        .registry
+        .served()
+        .resources
+        .iter()
+        .find(|r| r.group == group && r.resource == plural)
+        .cloned()
+    else {
+        return;
+    };
+    let snapshot = state.store.list(&resource_prefix(&info));
+    for entry in snapshot.entries() {
+        let _ = state
+            .store
+            .write(WriteOp::Delete { key: entry.key.clone(), expected_revision: entry.revision })
+            .await;
+    }
+}
+
+/// `DELETE` of an object.
+pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
+    let info = request.target.info.clone();
+    let name = request.target.object_name("delete")?.to_owned();
+    let options = delete_options(&request)?;
+    let current = state
+        .store
+        .get(&request.target.key(&name))
+        .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, &name))?;
+    if let Some(uid) = &options.uid
+        && meta_str(&current.object, "uid") != Some(uid.as_str())
+    {
+        return Err(ApiError::conflict(
+            &info.group,
+            &info.resource,
+            &name,
+            &format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                meta_str(&current.object, "uid").unwrap_or_default()
+            ),
+        ));
+    }
+    if let Some(rv) = &options.resource_version
+        && *rv != current.revision.to_string()
+    {
+        return Err(ApiError::conflict(
+            &info.group,
+            &info.resource,
+            &name,
+            &format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                current.revision
+            ),
+        ));
+    }
+    if is_crd(&info) && !request.query.dry_run {
+        remove_custom_resources(state, &current.object).await;
+    }
+    let propagation = options.propagation.unwrap_or(Propagation::Background);
+    let deleted = delete_entry(&state.store, &info, &current, propagation, request.query.dry_run)
+        .await
+        .map_err(store_error(&info, &name))?;
+    if is_crd(&info) {
+        state.registry.refresh(&state.store);
+    }
+    Ok(match deleted {
+        Deleted::Marked(object) => {
+            json_response(StatusCode::OK, &from_stored(&info, Value::clone(&object)), &[])
+        }
+        Deleted::Removed(object) => {
+            let mut details =
+                json!({ "name": name, "kind": info.resource, "uid": meta_str(&object, "uid") });
+            if !info.group.is_empty() {
+                details["group"] = json!(info.group);
+            }
+            let status = json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details });
+            json_response(StatusCode::OK, &status, &[])
+        }
+    })
+}
+
+/// `DELETE` of a collection: every selected object, as single deletes would.
+pub(crate) async fn delete_collection(
+    state: &ApiState,
+    request: ResourceRequest,
+) -> ApiResult<Response> {
+    let info = request.target.info.clone();
+    super::read::check_field_selector(&info, &request.query)?;
+    let options = delete_options(&request)?;
+    let propagation = options.propagation.unwrap_or(Propagation::Background);
+    let prefix = request.target.prefix();
+    let snapshot = state.store.list(&prefix);
+    let mut items = Vec::new();
+    for entry in snapshot.entries().filter(|e| e.key.starts_with(&prefix)) {
+        let object = from_stored(&info, Value::clone(&entry.object));
+        if !super::read::selected(&request.query, &object) {
+            continue;
+        }
+        match delete_entry(&state.store, &info, entry, propagation, request.query.dry_run).await {
+            Ok(Deleted::Removed(o) | Deleted::Marked(o)) => {
+                items.push(from_stored(&info, Value::clone(&o)))
+            }
+            Err(StoreError::NotFound { .. } | StoreError::Conflict { .. }) => {}
+            Err(e) => return Err(ApiError::from_store(e, &info.group, &info.resource, "")),
+        }
+    }
+    let list = json!({ "apiVersion": info.api_version(), "kind": info.list_kind, "metadata": {}, "items": items });
+    Ok(json_response(StatusCode::OK, &list, &[]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_pointer_creates_the_path() {
+        let mut object = json!({"spec": {}});
+        set_pointer(&mut object, "/spec/replicas", json!(3));
+        set_pointer(&mut object, "/spec/template/x", json!(true));
+        assert_eq!(object, json!({"spec": {"replicas": 3, "template": {"x": true}}}));
+    }
+}

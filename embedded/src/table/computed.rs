@@ -1,0 +1,386 @@
+//! Cells computed like kubectl's built-in printers (k8s.io/kubernetes
+//! `pkg/printers/internalversion/printers.go`), for printer columns whose
+//! `json_path` is `computed:<name>`:
+//!
+//! | name | cell |
+//! |---|---|
+//! | `age` | human duration since `metadata.creationTimestamp` (`<unknown>`) |
+//! | `created-at` | `metadata.creationTimestamp` as RFC 3339 (default table) |
+//! | `or-none:<path>` / `or-unset:<path>` | string at `<path>`, or `<none>` / `<unset>` |
+//! | `pod-ready`, `pod-status`, `pod-restarts`, `pod-readiness-gates` | pod READY `1/2`, STATUS (`Running`, `Init:0/1`, `CrashLoopBackOff`, `Terminating`...), RESTARTS `3 (5m ago)`, gates `1/2` |
+//! | `deployment-ready` | `ready/desired` |
+//! | `containers`, `images`, `selector`, `node-selector` | workload template containers/images, `spec.selector`, template node selector |
+//! | `job-status`, `job-completions`, `job-duration` | `Complete`/`Failed`/`Running`..., `1/3`, duration |
+//! | `service-cluster-ip`, `service-external-ip`, `service-ports`, `service-selector` | service cells |
+//! | `configmap-data`, `secret-data`, `serviceaccount-secrets` | entry counts |
+//! | `node-status`, `node-roles`, `node-address:<Type>` | `Ready,SchedulingDisabled`, roles, first address of a type |
+//! | `pvc-status`, `pvc-capacity`, `pvc-access-modes` | claim cells |
+//! | `event-last-seen`, `event-first-seen`, `event-object`, `event-subobject`, `event-source`, `event-message`, `event-count` | event cells, for both core/v1 and events.k8s.io/v1 shapes |
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use super::pod::pod_summary;
+use crate::selectors::LabelSelector;
+
+pub(super) fn get<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
+    path.trim_start_matches('.').split('.').try_fold(object, |v, segment| v.get(segment))
+}
+
+pub(super) fn text<'a>(object: &'a Value, path: &str) -> &'a str {
+    get(object, path).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// First non-empty string among `paths`.
+fn text_any<'a>(object: &'a Value, paths: &[&str]) -> &'a str {
+    paths.iter().map(|p| text(object, p)).find(|s| !s.is_empty()).unwrap_or_default()
+}
+
+pub(super) fn int(object: &Value, path: &str) -> i64 {
+    get(object, path).and_then(Value::as_i64).unwrap_or_default()
+}
+
+pub(super) fn list<'a>(object: &'a Value, path: &str) -> &'a [Value] {
+    get(object, path).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
+fn count(object: &Value, path: &str) -> usize {
+    match get(object, path) {
+        Some(Value::Object(m)) => m.len(),
+        Some(Value::Array(a)) => a.len(),
+        _ => 0,
+    }
+}
+
+pub(super) fn timestamp(object: &Value, path: &str) -> Option<Timestamp> {
+    text(object, path).parse().ok()
+}
+
+pub(super) fn or(value: &str, default: &str) -> String {
+    if value.is_empty() { default.to_owned() } else { value.to_owned() }
+}
+
+/// apimachinery's `duration.HumanDuration` (`45s`, `5m3s`, `2d3h`, `3y20d`).
+pub(crate) fn human_duration(nanos: i128) -> String {
+    const SEC: i128 = 1_000_000_000;
+    let seconds = nanos / SEC;
+    if seconds < -1 {
+        return "<invalid>".into();
+    } else if seconds < 0 {
+        return "0s".into();
+    } else if seconds < 120 {
+        return format!("{seconds}s");
+    }
+    let minutes = nanos / (60 * SEC);
+    if minutes < 10 {
+        let s = seconds % 60;
+        return if s == 0 { format!("{minutes}m") } else { format!("{minutes}m{s}s") };
+    } else if minutes < 180 {
+        return format!("{minutes}m");
+    }
+    let hours = nanos / (3600 * SEC);
+    let days = hours / 24;
+    if hours < 8 {
+        let m = minutes % 60;
+        if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") }
+    } else if hours < 48 {
+        format!("{hours}h")
+    } else if hours < 24 * 8 {
+        let h = hours % 24;
+        if h == 0 { format!("{days}d") } else { format!("{days}d{h}h") }
+    } else if hours < 24 * 365 * 2 {
+        format!("{days}d")
+    } else if hours < 24 * 365 * 8 {
+        let (years, d) = (days / 365, days % 365);
+        if d == 0 { format!("{years}y") } else { format!("{years}y{d}d") }
+    } else {
+        format!("{}y", days / 365)
+    }
+}
+
+/// `translateTimestampSince`: `<unknown>` for a missing timestamp.
+pub(crate) fn since(ts: Option<Timestamp>, now: Timestamp) -> String {
+    match ts {
+        Some(ts) => human_duration(now.as_nanosecond() - ts.as_nanosecond()),
+        None => "<unknown>".into(),
+    }
+}
+
+fn join_labels(map: Option<&Value>) -> String {
+    let pairs: Vec<String> = map
+        .and_then(Value::as_object)
+        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect())
+        .unwrap_or_default();
+    if pairs.is_empty() { "<none>".into() } else { pairs.join(",") }
+}
+
+pub(super) fn has_true_condition(object: &Value, type_: &str) -> bool {
+    list(object, "status.conditions")
+        .iter()
+        .any(|c| text(c, "type") == type_ && text(c, "status") == "True")
+}
+
+/// The cell for `computed:<name>`, or `None` for an unknown name.
+pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
+    if let Some(path) = name.strip_prefix("or-none:") {
+        return Some(json!(or(text(o, path), "<none>")));
+    }
+    if let Some(path) = name.strip_prefix("or-unset:") {
+        return Some(json!(or(text(o, path), "<unset>")));
+    }
+    if let Some(kind) = name.strip_prefix("node-address:") {
+        let addr = list(o, "status.addresses").iter().find(|a| text(a, "type") == kind);
+        return Some(json!(or(addr.map(|a| text(a, "address")).unwrap_or_default(), "<none>")));
+    }
+    let template_containers = || list(o, "spec.template.spec.containers");
+    let joined = |field: &str| {
+        template_containers().iter().map(|c| text(c, field)).collect::<Vec<_>>().join(",")
+    };
+    let value = match name {
+        "age" => json!(since(timestamp(o, "metadata.creationTimestamp"), now)),
+        "created-at" => {
+            let ts = timestamp(o, "metadata.creationTimestamp");
+            json!(ts.map_or_else(
+                || "0001-01-01T00:00:00Z".into(),
+                |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+            ))
+        }
+        "pod-ready" => {
+            let p = pod_summary(o, now);
+            json!(format!("{}/{}", p.ready, p.total))
+        }
+        "pod-status" => json!(pod_summary(o, now).reason),
+        "pod-restarts" => json!(pod_summary(o, now).restarts),
+        "pod-readiness-gates" => {
+            let gates = list(o, "spec.readinessGates");
+            if gates.is_empty() {
+                json!("<none>")
+            } else {
+                let conditions = list(o, "status.conditions");
+                let ok = gates
+                    .iter()
+                    .filter(|g| {
+                        conditions
+                            .iter()
+                            .find(|c| text(c, "type") == text(g, "conditionType"))
+                            .is_some_and(|c| text(c, "status") == "True")
+                    })
+                    .count();
+                json!(format!("{ok}/{}", gates.len()))
+            }
+        }
+        "deployment-ready" => {
+            let desired = get(o, "spec.replicas").and_then(Value::as_i64).unwrap_or(1);
+            json!(format!("{}/{desired}", int(o, "status.readyReplicas")))
+        }
+        "containers" => json!(joined("name")),
+        "images" => json!(joined("image")),
+        "selector" => {
+            let formatted = get(o, "spec.selector")
+                .map(|s| {
+                    LabelSelector::from_label_selector(s)
+                        .map_or_else(|_| "<error>".into(), |s| s.to_string())
+                })
+                .unwrap_or_default();
+            json!(or(&formatted, "<none>"))
+        }
+        "node-selector" => json!(join_labels(get(o, "spec.template.spec.nodeSelector"))),
+        "job-status" => {
+            let status = if has_true_condition(o, "Complete") {
+                "Complete"
+            } else if has_true_condition(o, "Failed") {
+                "Failed"
+            } else if get(o, "metadata.deletionTimestamp").is_some_and(|v| !v.is_null()) {
+                "Terminating"
+            } else if has_true_condition(o, "Suspended") {
+                "Suspended"
+            } else if has_true_condition(o, "FailureTarget") {
+                "FailureTarget"
+            } else if has_true_condition(o, "SuccessCriteriaMet") {
+                "SuccessCriteriaMet"
+            } else {
+                "Running"
+            };
+            json!(status)
+        }
+        "job-completions" => {
+            let succeeded = int(o, "status.succeeded");
+            let text = match get(o, "spec.completions").and_then(Value::as_i64) {
+                Some(c) => format!("{succeeded}/{c}"),
+                None => match int(o, "spec.parallelism") {
+                    p if p > 1 => format!("{succeeded}/1 of {p}"),
+                    _ => format!("{succeeded}/1"),
+                },
+            };
+            json!(text)
+        }
+        "job-duration" => {
+            let end = timestamp(o, "status.completionTime").unwrap_or(now);
+            let text = timestamp(o, "status.startTime")
+                .map(|start| human_duration(end.as_nanosecond() - start.as_nanosecond()))
+                .unwrap_or_default();
+            json!(text)
+        }
+        "service-cluster-ip" => {
+            let ip = list(o, "spec.clusterIPs")
+                .first()
+                .and_then(Value::as_str)
+                .unwrap_or(text(o, "spec.clusterIP"));
+            json!(or(ip, "<none>"))
+        }
+        "service-external-ip" => json!(service_external_ip(o)),
+        "service-ports" => {
+            let ports: Vec<String> = list(o, "spec.ports")
+                .iter()
+                .map(|p| {
+                    let protocol = or(text(p, "protocol"), "TCP");
+                    match int(p, "nodePort") {
+                        n if n > 0 => format!("{}:{n}/{protocol}", int(p, "port")),
+                        _ => format!("{}/{protocol}", int(p, "port")),
+                    }
+                })
+                .collect();
+            json!(or(&ports.join(","), "<none>"))
+        }
+        "service-selector" => json!(join_labels(get(o, "spec.selector"))),
+        "configmap-data" => json!(count(o, "data") + count(o, "binaryData")),
+        "secret-data" => json!(count(o, "data")),
+        "serviceaccount-secrets" => json!(count(o, "secrets")),
+        "node-status" => {
+            let mut status: Vec<&str> = list(o, "status.conditions")
+                .iter()
+                .find(|c| text(c, "type") == "Ready")
+                .map(|c| if text(c, "status") == "True" { "Ready" } else { "NotReady" })
+                .into_iter()
+                .collect();
+            if status.is_empty() {
+                status.push("Unknown");
+            }
+            if get(o, "spec.unschedulable").and_then(Value::as_bool) == Some(true) {
+                status.push("SchedulingDisabled");
+            }
+            json!(status.join(","))
+        }
+        "node-roles" => {
+            let mut roles = BTreeSet::new();
+            for (k, v) in get(o, "metadata.labels").and_then(Value::as_object).into_iter().flatten()
+            {
+                if let Some(role) =
+                    k.strip_prefix("node-role.kubernetes.io/").filter(|r| !r.is_empty())
+                {
+                    roles.insert(role.to_owned());
+                } else if k == "kubernetes.io/role" && v.as_str().is_some_and(|v| !v.is_empty()) {
+                    roles.insert(v.as_str().unwrap_or_default().to_owned());
+                }
+            }
+            json!(or(&roles.into_iter().collect::<Vec<_>>().join(","), "<none>"))
+        }
+        "pvc-status" => {
+            let deleting = get(o, "metadata.deletionTimestamp").is_some_and(|v| !v.is_null());
+            json!(if deleting { "Terminating" } else { text(o, "status.phase") })
+        }
+        "pvc-capacity" if text(o, "spec.volumeName").is_empty() => json!(""),
+        "pvc-capacity" => json!(text(o, "status.capacity.storage")),
+        "pvc-access-modes" if text(o, "spec.volumeName").is_empty() => json!(""),
+        "pvc-access-modes" => {
+            let modes: Vec<&str> =
+                list(o, "status.accessModes").iter().filter_map(Value::as_str).collect();
+            let short: Vec<&str> = [
+                ("ReadWriteOnce", "RWO"),
+                ("ReadOnlyMany", "ROX"),
+                ("ReadWriteMany", "RWX"),
+                ("ReadWriteOncePod", "RWOP"),
+            ]
+            .into_iter()
+            .filter(|(long, _)| modes.contains(long))
+            .map(|(_, s)| s)
+            .collect();
+            json!(short.join(","))
+        }
+        "event-first-seen" => json!(event_first_seen(o, now)),
+        "event-last-seen" => {
+            let last = if let Some(t) = timestamp(o, "series.lastObservedTime") {
+                since(Some(t), now)
+            } else {
+                match timestamp(o, "lastTimestamp")
+                    .or_else(|| timestamp(o, "deprecatedLastTimestamp"))
+                {
+                    Some(t) => since(Some(t), now),
+                    None => event_first_seen(o, now),
+                }
+            };
+            json!(last)
+        }
+        "event-object" => {
+            let target = ["involvedObject", "regarding"]
+                .iter()
+                .find_map(|f| get(o, f))
+                .unwrap_or(&Value::Null);
+            let kind = text(target, "kind").to_lowercase();
+            let name = text(target, "name");
+            json!(if name.is_empty() { kind } else { format!("{kind}/{name}") })
+        }
+        "event-subobject" => {
+            json!(text_any(o, &["involvedObject.fieldPath", "regarding.fieldPath"]))
+        }
+        "event-source" => {
+            let component = text_any(
+                o,
+                &[
+                    "source.component",
+                    "deprecatedSource.component",
+                    "reportingController",
+                    "reportingComponent",
+                ],
+            );
+            let instance =
+                text_any(o, &["source.host", "deprecatedSource.host", "reportingInstance"]);
+            json!(if instance.is_empty() {
+                component.to_owned()
+            } else {
+                format!("{component}, {instance}")
+            })
+        }
+        "event-message" => json!(text_any(o, &["message", "note"]).trim()),
+        "event-count" => {
+            let n = match get(o, "series.count").and_then(Value::as_i64) {
+                Some(n) => n,
+                None => match int(o, "count").max(int(o, "deprecatedCount")) {
+                    0 => 1,
+                    n => n,
+                },
+            };
+            json!(n)
+        }
+        _ => return None,
+    };
+    Some(value)
+}
+
+fn event_first_seen(o: &Value, now: Timestamp) -> String {
+    match timestamp(o, "firstTimestamp").or_else(|| timestamp(o, "deprecatedFirstTimestamp")) {
+        Some(t) => since(Some(t), now),
+        None => since(timestamp(o, "eventTime"), now),
+    }
+}
+
+fn service_external_ip(o: &Value) -> String {
+    let external: Vec<&str> =
+        list(o, "spec.externalIPs").iter().filter_map(Value::as_str).collect();
+    match text(o, "spec.type") {
+        "" | "ClusterIP" | "NodePort" => or(&external.join(","), "<none>"),
+        "LoadBalancer" => {
+            let mut all: Vec<&str> = list(o, "status.loadBalancer.ingress")
+                .iter()
+                .map(|i| text_any(i, &["ip", "hostname"]))
+                .filter(|s| !s.is_empty())
+                .collect();
+            all.extend(external);
+            or(&all.join(","), "<pending>")
+        }
+        "ExternalName" => text(o, "spec.externalName").to_owned(),
+        _ => "<unknown>".into(),
+    }
+}

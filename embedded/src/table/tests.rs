@@ -1,0 +1,427 @@
+use jiff::{SignedDuration, Timestamp};
+use serde_json::{Value, json};
+
+use super::jsonpath::to_rfc9535;
+use super::*;
+use crate::catalog::{ResourceInfo, builtin_resources, tests::widget_crd};
+
+fn now() -> Timestamp {
+    "2025-06-01T12:00:00Z".parse().unwrap()
+}
+
+fn ago(seconds: i64) -> String {
+    (now() - SignedDuration::from_secs(seconds)).to_string()
+}
+
+fn builtin(group: &str, resource: &str) -> ResourceInfo {
+    builtin_resources().into_iter().find(|i| i.group == group && i.resource == resource).unwrap()
+}
+
+fn header_names(table: &Value) -> Vec<&str> {
+    table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect()
+}
+
+fn cells(table: &Value, row: usize) -> &Vec<Value> {
+    table["rows"][row]["cells"].as_array().unwrap()
+}
+
+#[test]
+fn crd_printer_columns() {
+    let info = &ResourceInfo::from_crd(&widget_crd())[0];
+    let ready = json!({
+        "apiVersion": "serving.keelson.dev/v1alpha1",
+        "kind": "ModelDeployment",
+        "metadata": {"name": "w1", "namespace": "default", "creationTimestamp": ago(300), "resourceVersion": "7"},
+        "spec": {"replicas": 3, "model": "llama"},
+        "status": {"conditions": [
+            {"type": "Progressing", "status": "False"},
+            {"type": "Ready", "status": "True"}
+        ]}
+    });
+    let empty = json!({"metadata": {"name": "w2", "creationTimestamp": "not a time"}});
+    let t = table(info, &[&ready, &empty], IncludeObject::Metadata, now(), true);
+    assert_eq!(t["kind"], "Table");
+    assert_eq!(t["apiVersion"], "meta.k8s.io/v1");
+    assert_eq!(header_names(&t), ["Name", "Replicas", "Ready", "Model", "Age"]);
+    let defs = &t["columnDefinitions"];
+    assert_eq!(defs[0]["format"], "name");
+    assert_eq!(defs[1]["type"], "integer");
+    assert_eq!(defs[3]["priority"], 1);
+    assert_eq!(defs[3]["description"], "Model name");
+    assert_eq!(
+        *cells(&t, 0),
+        vec![json!("w1"), json!(3), json!("True"), json!("llama"), json!("5m")]
+    );
+    assert_eq!(
+        *cells(&t, 1),
+        vec![json!("w2"), Value::Null, Value::Null, Value::Null, json!("<invalid>")]
+    );
+    // PartialObjectMetadata rows.
+    let object = &t["rows"][0]["object"];
+    assert_eq!(object["kind"], "PartialObjectMetadata");
+    assert_eq!(object["apiVersion"], "meta.k8s.io/v1");
+    assert_eq!(object["metadata"]["resourceVersion"], "7");
+    assert!(object.get("spec").is_none());
+}
+
+#[test]
+fn crd_without_columns_gets_age() {
+    let mut crd = widget_crd();
+    crd.spec.versions[0].additional_printer_columns = None;
+    let info = &ResourceInfo::from_crd(&crd)[0];
+    let obj = json!({"metadata": {"name": "w1", "creationTimestamp": ago(3 * 86400 + 4 * 3600)}});
+    let t = table(info, &[&obj], IncludeObject::Metadata, now(), true);
+    assert_eq!(header_names(&t), ["Name", "Age"]);
+    assert_eq!(t["columnDefinitions"][1]["type"], "date");
+    assert_eq!(*cells(&t, 0), vec![json!("w1"), json!("3d4h")]);
+}
+
+#[test]
+fn include_object_variants_and_headers() {
+    let info = builtin("", "configmaps");
+    let cm = json!({"kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}, "binaryData": {"c": ""}});
+    let t = table(&info, &[&cm], IncludeObject::None, now(), false);
+    assert!(t["rows"][0].get("object").is_none());
+    assert_eq!(t["columnDefinitions"], json!([]));
+    assert_eq!(*cells(&t, 0), vec![json!("c"), json!(3), json!("<unknown>")]);
+    let t = table(&info, &[&cm], IncludeObject::Object, now(), true);
+    assert_eq!(t["rows"][0]["object"], cm);
+    assert_eq!(header_names(&t), ["Name", "Data", "Age"]);
+
+    let mut t = table(&info, &[&cm], IncludeObject::Metadata, now(), true);
+    set_table_version(&mut t, TableRequest { v1beta1: true });
+    assert_eq!(t["apiVersion"], "meta.k8s.io/v1beta1");
+    assert_eq!(t["rows"][0]["object"]["apiVersion"], "meta.k8s.io/v1beta1");
+
+    assert_eq!(IncludeObject::from_query(None), Some(IncludeObject::Metadata));
+    assert_eq!(IncludeObject::from_query(Some("Object")), Some(IncludeObject::Object));
+    assert_eq!(IncludeObject::from_query(Some("None")), Some(IncludeObject::None));
+    assert_eq!(IncludeObject::from_query(Some("bogus")), None);
+}
+
+fn pod_row(pod: &Value) -> Vec<Value> {
+    let info = builtin("", "pods");
+    let t = table(&info, &[pod], IncludeObject::None, now(), true);
+    assert_eq!(
+        header_names(&t),
+        [
+            "Name",
+            "Ready",
+            "Status",
+            "Restarts",
+            "Age",
+            "IP",
+            "Node",
+            "Nominated Node",
+            "Readiness Gates"
+        ]
+    );
+    cells(&t, 0)[..7].to_vec()
+}
+
+#[test]
+fn pod_ready_status_restarts() {
+    let crashing = json!({
+        "metadata": {"name": "p1", "creationTimestamp": ago(3600)},
+        "spec": {"containers": [{"name": "a"}, {"name": "b"}], "nodeName": "n1"},
+        "status": {
+            "phase": "Running",
+            "podIP": "10.0.0.5",
+            "containerStatuses": [
+                {"name": "a", "ready": true, "restartCount": 0, "state": {"running": {"startedAt": ago(3600)}}},
+                {"name": "b", "ready": false, "restartCount": 3,
+                 "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                 "lastState": {"terminated": {"exitCode": 1, "finishedAt": ago(130)}}}
+            ]
+        }
+    });
+    assert_eq!(
+        pod_row(&crashing),
+        [
+            json!("p1"),
+            json!("1/2"),
+            json!("CrashLoopBackOff"),
+            json!("3 (2m10s ago)"),
+            json!("60m"),
+            json!("10.0.0.5"),
+            json!("n1")
+        ]
+    );
+
+    let running = json!({
+        "metadata": {"name": "p2", "creationTimestamp": ago(30)},
+        "spec": {"containers": [{"name": "a"}]},
+        "status": {"phase": "Running", "containerStatuses": [
+            {"name": "a", "ready": true, "restartCount": 0, "state": {"running": {}}}
+        ]}
+    });
+    assert_eq!(
+        pod_row(&running),
+        [
+            json!("p2"),
+            json!("1/1"),
+            json!("Running"),
+            json!("0"),
+            json!("30s"),
+            json!("<none>"),
+            json!("<none>")
+        ]
+    );
+
+    let initializing = json!({
+        "metadata": {"name": "p3"},
+        "spec": {"initContainers": [{"name": "init"}], "containers": [{"name": "a"}]},
+        "status": {"phase": "Pending", "initContainerStatuses": [
+            {"name": "init", "ready": false, "restartCount": 0, "state": {"running": {}}}
+        ], "containerStatuses": [
+            {"name": "a", "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "PodInitializing"}}}
+        ]}
+    });
+    assert_eq!(pod_row(&initializing)[1..4], [json!("0/1"), json!("Init:0/1"), json!("0")]);
+
+    let completed = json!({
+        "metadata": {"name": "p4"},
+        "spec": {"containers": [{"name": "a"}]},
+        "status": {"phase": "Succeeded", "containerStatuses": [
+            {"name": "a", "ready": false, "restartCount": 0, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}
+        ]}
+    });
+    assert_eq!(pod_row(&completed)[2], json!("Completed"));
+
+    let oom = json!({
+        "metadata": {"name": "p5"},
+        "spec": {"containers": [{"name": "a"}]},
+        "status": {"phase": "Running", "containerStatuses": [
+            {"name": "a", "restartCount": 0, "state": {"terminated": {"exitCode": 137}}}
+        ]}
+    });
+    assert_eq!(pod_row(&oom)[2], json!("ExitCode:137"));
+
+    let terminating = json!({
+        "metadata": {"name": "p6", "deletionTimestamp": ago(1)},
+        "spec": {"containers": [{"name": "a"}]},
+        "status": {"phase": "Running"}
+    });
+    assert_eq!(pod_row(&terminating)[2], json!("Terminating"));
+
+    let pending = json!({"metadata": {"name": "p7"}, "spec": {"containers": [{"name": "a"}]}, "status": {"phase": "Pending"}});
+    assert_eq!(pod_row(&pending)[1..4], [json!("0/1"), json!("Pending"), json!("0")]);
+}
+
+#[test]
+fn workload_and_service_rows() {
+    let deploy = json!({
+        "metadata": {"name": "web", "creationTimestamp": ago(120)},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"spec": {"containers": [{"name": "c1", "image": "nginx:1"}, {"name": "c2", "image": "busybox"}]}}
+        },
+        "status": {"readyReplicas": 2, "updatedReplicas": 3}
+    });
+    let t = table(&builtin("apps", "deployments"), &[&deploy], IncludeObject::None, now(), true);
+    assert_eq!(
+        header_names(&t),
+        ["Name", "Ready", "Up-to-date", "Available", "Age", "Containers", "Images", "Selector"]
+    );
+    assert_eq!(
+        *cells(&t, 0),
+        vec![
+            json!("web"),
+            json!("2/3"),
+            json!(3),
+            json!(0),
+            json!("2m"),
+            json!("c1,c2"),
+            json!("nginx:1,busybox"),
+            json!("app=web")
+        ]
+    );
+
+    let svc = json!({
+        "metadata": {"name": "s", "creationTimestamp": ago(8 * 86400)},
+        "spec": {"type": "NodePort", "clusterIPs": ["10.96.0.10"], "selector": {"app": "web"},
+                 "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}
+    });
+    let t = table(&builtin("", "services"), &[&svc], IncludeObject::None, now(), true);
+    assert_eq!(
+        *cells(&t, 0),
+        vec![
+            json!("s"),
+            json!("NodePort"),
+            json!("10.96.0.10"),
+            json!("<none>"),
+            json!("80:30080/TCP,53/UDP"),
+            json!("8d"),
+            json!("app=web")
+        ]
+    );
+
+    let job = json!({
+        "metadata": {"name": "j"},
+        "spec": {"completions": 2, "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}},
+        "status": {"succeeded": 2, "startTime": ago(100), "completionTime": ago(40),
+                   "conditions": [{"type": "Complete", "status": "True"}]}
+    });
+    let t = table(&builtin("batch", "jobs"), &[&job], IncludeObject::None, now(), true);
+    assert_eq!(cells(&t, 0)[1..4], [json!("Complete"), json!("2/2"), json!("60s")]);
+}
+
+#[test]
+fn event_table_has_no_leading_name_column() {
+    let event = json!({
+        "kind": "Event",
+        "metadata": {"name": "w1.1"},
+        "involvedObject": {"kind": "Widget", "name": "w1"},
+        "type": "Warning",
+        "reason": "Failed",
+        "message": " boom \n",
+        "source": {"component": "keelson", "host": "h1"},
+        "firstTimestamp": ago(600),
+        "lastTimestamp": ago(60),
+        "count": 4
+    });
+    let t = table(&builtin("", "events"), &[&event], IncludeObject::None, now(), true);
+    assert_eq!(
+        header_names(&t),
+        [
+            "Last Seen",
+            "Type",
+            "Reason",
+            "Object",
+            "Subobject",
+            "Source",
+            "Message",
+            "First Seen",
+            "Count",
+            "Name"
+        ]
+    );
+    assert_eq!(
+        *cells(&t, 0),
+        vec![
+            json!("60s"),
+            json!("Warning"),
+            json!("Failed"),
+            json!("widget/w1"),
+            json!(""),
+            json!("keelson, h1"),
+            json!("boom"),
+            json!("10m"),
+            json!(4),
+            json!("w1.1")
+        ]
+    );
+    // The events.k8s.io shape renders the same way.
+    let v1 = json!({
+        "kind": "Event",
+        "metadata": {"name": "w1.2"},
+        "regarding": {"kind": "Widget", "name": "w1"},
+        "note": "hi",
+        "eventTime": ago(5),
+        "reportingController": "keelson",
+        "type": "Normal",
+        "reason": "Created"
+    });
+    let t = table(&builtin("events.k8s.io", "events"), &[&v1], IncludeObject::None, now(), true);
+    let c = cells(&t, 0);
+    assert_eq!(
+        (c[0].clone(), c[3].clone(), c[5].clone(), c[6].clone(), c[8].clone()),
+        (json!("5s"), json!("widget/w1"), json!("keelson"), json!("hi"), json!(1))
+    );
+}
+
+#[test]
+fn crd_resource_uses_created_at() {
+    let crd = json!({"metadata": {"name": "x.y", "creationTimestamp": "2024-01-02T03:04:05Z"}});
+    let t = table(
+        &builtin("apiextensions.k8s.io", "customresourcedefinitions"),
+        &[&crd],
+        IncludeObject::None,
+        now(),
+        true,
+    );
+    assert_eq!(header_names(&t), ["Name", "Created At"]);
+    assert_eq!(*cells(&t, 0), vec![json!("x.y"), json!("2024-01-02T03:04:05Z")]);
+}
+
+#[test]
+fn human_durations_match_apimachinery() {
+    let s = |secs: i128| human_duration(secs * 1_000_000_000);
+    let cases = [
+        (-5, "<invalid>"),
+        (-1, "0s"),
+        (0, "0s"),
+        (119, "119s"),
+        (120, "2m"),
+        (150, "2m30s"),
+        (600, "10m"),
+        (179 * 60 + 59, "179m"),
+        (3 * 3600, "3h"),
+        (3 * 3600 + 60 * 5, "3h5m"),
+        (47 * 3600, "47h"),
+        (2 * 86400, "2d"),
+        (2 * 86400 + 3 * 3600, "2d3h"),
+        (30 * 86400, "30d"),
+        (3 * 365 * 86400 + 20 * 86400, "3y20d"),
+        (9 * 365 * 86400, "9y"),
+    ];
+    for (secs, want) in cases {
+        assert_eq!(s(secs), want, "{secs}s");
+    }
+}
+
+#[test]
+fn table_accept_negotiation() {
+    let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+    assert_eq!(parse_table_accept(kubectl), Some(TableRequest { v1beta1: false }));
+    assert_eq!(
+        parse_table_accept("application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json"),
+        Some(TableRequest { v1beta1: true })
+    );
+    assert_eq!(parse_table_accept("application/json"), None);
+    assert_eq!(parse_table_accept(""), None);
+    assert_eq!(
+        parse_table_accept("application/json, application/json;as=Table;v=v1;g=meta.k8s.io"),
+        None
+    );
+    assert_eq!(
+        parse_table_accept(
+            "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io"
+        ),
+        Some(TableRequest { v1beta1: false })
+    );
+    assert_eq!(
+        parse_table_accept("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"),
+        None
+    );
+}
+
+#[test]
+fn jsonpath_translation_and_evaluation() {
+    assert_eq!(to_rfc9535(".spec.replicas"), "$.spec.replicas");
+    assert_eq!(to_rfc9535("{.spec.replicas}"), "$.spec.replicas");
+    assert_eq!(to_rfc9535(".metadata.labels.app-name"), "$.metadata.labels['app-name']");
+    assert_eq!(to_rfc9535(".spec.containers[0].image"), "$.spec.containers[0].image");
+    assert_eq!(
+        to_rfc9535(r#".status.conditions[?(@.type=="Ready")].status"#),
+        r#"$.status.conditions[?(@.type=="Ready")].status"#
+    );
+    assert_eq!(
+        to_rfc9535(".metadata.annotations['example.com/x']"),
+        "$.metadata.annotations['example.com/x']"
+    );
+    let obj =
+        json!({"a": {"b-c": [1, {"d": "x"}]}, "l": [{"type": "A", "s": 1}, {"type": "B", "s": 2}]});
+    let eval = |p: &str| jsonpath::ColumnPath::new(p).first(&obj).cloned();
+    assert_eq!(eval(".a.b-c[1].d"), Some(json!("x")));
+    assert_eq!(eval(".l[?(@.type=='B')].s"), Some(json!(2)));
+    assert_eq!(eval(".l[-1].type"), Some(json!("B")));
+    assert_eq!(eval(".missing"), None);
+    assert_eq!(eval("[[["), None);
+}

@@ -1,0 +1,7 @@
+//! The embedded API server driven by a real `kube::Client` and kube-runtime, in process.
+
+mod crud;
+mod custom;
+mod runtime;
+mod support;
+mod watching;

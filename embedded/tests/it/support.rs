@@ -1,0 +1,62 @@
+//! A server in a temporary data directory and a client for it.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use keelson_embedded::server::{self, RunningServer, ServerConfig};
+use kube::api::{Api, Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// A running server and a client of it.
+pub struct TestServer {
+    pub server: Option<RunningServer>,
+    pub client: kube::Client,
+    pub dir: tempfile::TempDir,
+}
+
+/// Loopback, a free port, default history.
+pub fn config(dir: &std::path::Path) -> ServerConfig {
+    let mut config = ServerConfig::new(dir);
+    config.bind = "127.0.0.1:0".parse().unwrap();
+    config
+}
+
+/// Starts a server in a new temporary directory.
+pub async fn start() -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path());
+    start_with(dir, config).await
+}
+
+/// Starts a server with `config` (whose data dir is inside `dir`).
+pub async fn start_with(dir: tempfile::TempDir, config: ServerConfig) -> TestServer {
+    let server = server::start(config).await.unwrap();
+    let client = client(&server).await;
+    TestServer { server: Some(server), client, dir }
+}
+
+/// A client using the server's kubeconfig.
+pub async fn client(server: &RunningServer) -> kube::Client {
+    let kubeconfig = Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+/// Installs Keelson's CRDs by server-side apply, as `keelson up` does.
+pub async fn install_crds(client: &kube::Client) {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in keelson_api_crds::all_crds() {
+        let name = crd.metadata.name.clone().unwrap();
+        api.patch(&name, &PatchParams::apply("keelson").force(), &Patch::Apply(&crd))
+            .await
+            .unwrap();
+    }
+}
+
+/// The HTTP status and reason of a kube API error.
+pub fn api_error(error: kube::Error) -> (u16, String, String) {
+    match error {
+        kube::Error::Api(status) => (status.code, status.reason.clone(), status.message.clone()),
+        other => panic!("not an API error: {other:?}"),
+    }
+}
