@@ -3,6 +3,7 @@
 //! - [`storage`]: the revision log (SQLite) every object lives in;
 //! - [`validation`]: CRD schema and CEL validation, as the Kubernetes API server does it;
 //! - [`patch`]: JSON, merge, strategic merge patch and server-side apply;
+//! - [`protobuf`]: request bodies of built-ins in Kubernetes' protobuf encoding, as kubectl sends;
 //! - [`catalog`], [`selectors`], [`table`], [`discovery`], [`openapi`]: what is served and how;
 //! - [`server`]: the HTTPS API server tying them together.
 
@@ -10,6 +11,7 @@ pub mod catalog;
 pub mod discovery;
 pub mod openapi;
 pub mod patch;
+pub mod protobuf;
 pub mod selectors;
 pub mod server;
 pub mod storage;

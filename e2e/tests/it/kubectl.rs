@@ -239,3 +239,38 @@ fn a_restart_resumes_on_the_same_data_dir() {
         .unwrap();
     assert!(after > before);
 }
+
+#[test]
+fn imperative_create_commands_send_protobuf_and_work() {
+    let k = Keelson::up();
+    k.ok(&["create", "namespace", "models"]);
+    k.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "hf-token",
+        "-n",
+        "models",
+        "--from-literal=HF_TOKEN=abc",
+    ]);
+    assert_eq!(
+        k.ok(&["get", "secret", "hf-token", "-n", "models", "-o", "jsonpath={.data.HF_TOKEN}"]),
+        "YWJj"
+    );
+    k.ok(&["create", "deployment", "web", "--image=nginx:1.25", "--replicas=2", "--port=80"]);
+    assert_eq!(
+        k.ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].ports[0].containerPort}"
+        ]),
+        "80"
+    );
+    let refused = k.fails(&["create", "job", "once", "--image=busybox"]);
+    assert!(
+        refused.contains("kubectl apply"),
+        "an unsupported protobuf body says what to do instead: {refused}"
+    );
+}

@@ -1,4 +1,5 @@
 //! End to end: `keelson up` started as a process, driven by the real `kubectl`.
 
+mod crash;
 mod kubectl;
 mod support;

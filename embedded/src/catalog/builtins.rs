@@ -58,7 +58,7 @@ impl ResourceInfo {
         self
     }
     fn with_schema(mut self, schema: serde_json::Value) -> Self {
-        self.schema = Some(schema);
+        self.schema = Some(std::sync::Arc::new(schema));
         self
     }
 }

@@ -57,7 +57,7 @@ pub struct ResourceInfo {
     /// Printer columns after the leading `Name` column (see `table`).
     pub printer_columns: Vec<PrinterColumn>,
     /// OpenAPI v3 schema of the whole object, self-contained (no `$ref`).
-    pub schema: Option<serde_json::Value>,
+    pub schema: Option<std::sync::Arc<serde_json::Value>>,
     /// Built-in kind: strategic merge patch is allowed.
     pub builtin: bool,
     /// Extra field-selector fields beyond [`COMMON_SELECTABLE_FIELDS`]
@@ -235,7 +235,7 @@ impl ResourceInfo {
                     verbs: CR_VERBS.iter().map(|s| (*s).to_owned()).collect(),
                     subresources,
                     printer_columns,
-                    schema,
+                    schema: schema.map(std::sync::Arc::new),
                     builtin: false,
                     selectable_fields: v
                         .selectable_fields

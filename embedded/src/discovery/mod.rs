@@ -6,6 +6,8 @@
 //! CRD groups alphabetically; versions by Kubernetes version priority (the
 //! first is preferred); resources by name.
 
+use std::sync::Arc;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::discovery::v2::{
     APIGroupDiscovery, APIGroupDiscoveryList, APIResourceDiscovery, APISubresourceDiscovery,
@@ -117,7 +119,7 @@ pub(crate) struct Group<'a> {
 }
 
 /// Groups of the catalog in discovery order (core first if present).
-pub(crate) fn groups(infos: &[ResourceInfo]) -> Vec<Group<'_>> {
+pub(crate) fn groups(infos: &[Arc<ResourceInfo>]) -> Vec<Group<'_>> {
     let mut groups: Vec<Group<'_>> = Vec::new();
     for info in infos {
         let index = match groups.iter().position(|g| g.name == info.group) {
@@ -172,7 +174,7 @@ fn legacy_group(group: &Group<'_>) -> Value {
 }
 
 /// Legacy `/api`: `APIVersions` listing `v1`.
-pub fn api_versions(infos: &[ResourceInfo]) -> Value {
+pub fn api_versions(infos: &[Arc<ResourceInfo>]) -> Value {
     let versions: Vec<&str> = groups(infos)
         .into_iter()
         .filter(|g| g.name.is_empty())
@@ -183,14 +185,14 @@ pub fn api_versions(infos: &[ResourceInfo]) -> Value {
 }
 
 /// Legacy `/apis`: `APIGroupList` of every non-core group.
-pub fn group_list(infos: &[ResourceInfo]) -> Value {
+pub fn group_list(infos: &[Arc<ResourceInfo>]) -> Value {
     let groups: Vec<Value> =
         groups(infos).iter().filter(|g| !g.name.is_empty()).map(legacy_group).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
 /// `/apis/<group>`: `APIGroup`, or `None` if not served.
-pub fn group(infos: &[ResourceInfo], group: &str) -> Option<Value> {
+pub fn group(infos: &[Arc<ResourceInfo>], group: &str) -> Option<Value> {
     let groups = groups(infos);
     let found = groups.iter().find(|g| g.name == group && !group.is_empty())?;
     let mut value = legacy_group(found);
@@ -234,9 +236,9 @@ fn legacy_resource(info: &ResourceInfo) -> Vec<Value> {
 /// `/api/v1` (group `""`) or `/apis/<group>/<version>`: `APIResourceList`
 /// including subresource entries (`pods/log`, `deployments/scale`, ...), or
 /// `None` if not served.
-pub fn resource_list(infos: &[ResourceInfo], group: &str, version: &str) -> Option<Value> {
+pub fn resource_list(infos: &[Arc<ResourceInfo>], group: &str, version: &str) -> Option<Value> {
     let mut resources: Vec<&ResourceInfo> =
-        infos.iter().filter(|i| i.group == group && i.version == version).collect();
+        infos.iter().filter(|i| i.group == group && i.version == version).map(|i| &**i).collect();
     if resources.is_empty() {
         return None;
     }
@@ -287,7 +289,7 @@ fn aggregated_resource(info: &ResourceInfo) -> APIResourceDiscovery {
 /// Aggregated `APIGroupDiscoveryList` for `/api` (`core == true`) or `/apis`,
 /// as `apidiscovery.k8s.io/v2beta1` for [`DiscoveryFormat::AggregatedV2Beta1`]
 /// and `v2` otherwise.
-pub fn aggregated(infos: &[ResourceInfo], core: bool, format: DiscoveryFormat) -> Value {
+pub fn aggregated(infos: &[Arc<ResourceInfo>], core: bool, format: DiscoveryFormat) -> Value {
     let items = groups(infos)
         .into_iter()
         .filter(|g| g.name.is_empty() == core)
@@ -317,7 +319,7 @@ pub fn aggregated(infos: &[ResourceInfo], core: bool, format: DiscoveryFormat) -
 }
 
 /// The `/api` document in the negotiated format.
-pub fn api_root(infos: &[ResourceInfo], format: DiscoveryFormat) -> Value {
+pub fn api_root(infos: &[Arc<ResourceInfo>], format: DiscoveryFormat) -> Value {
     match format {
         DiscoveryFormat::Legacy => api_versions(infos),
         aggregated_format => aggregated(infos, true, aggregated_format),
@@ -325,7 +327,7 @@ pub fn api_root(infos: &[ResourceInfo], format: DiscoveryFormat) -> Value {
 }
 
 /// The `/apis` document in the negotiated format.
-pub fn apis_root(infos: &[ResourceInfo], format: DiscoveryFormat) -> Value {
+pub fn apis_root(infos: &[Arc<ResourceInfo>], format: DiscoveryFormat) -> Value {
     match format {
         DiscoveryFormat::Legacy => group_list(infos),
         aggregated_format => aggregated(infos, false, aggregated_format),

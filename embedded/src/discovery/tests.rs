@@ -5,7 +5,7 @@ use crate::catalog::{ResourceInfo, builtin_resources, tests::widget_crd};
 
 const KUBECTL_132: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
 
-fn catalog() -> Vec<ResourceInfo> {
+fn catalog() -> Vec<std::sync::Arc<ResourceInfo>> {
     let mut infos = builtin_resources();
     let mut crd = widget_crd();
     // A second served version and a second CRD group.
@@ -16,7 +16,7 @@ fn catalog() -> Vec<ResourceInfo> {
     let mut other = widget_crd();
     other.spec.group = "alpha.example.com".into();
     infos.extend(ResourceInfo::from_crd(&other));
-    infos
+    infos.into_iter().map(std::sync::Arc::new).collect()
 }
 
 #[test]

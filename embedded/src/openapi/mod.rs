@@ -9,6 +9,8 @@
 //! explain`. Both functions are pure and fairly costly: the server should
 //! cache their output until the catalog changes.
 
+use std::sync::Arc;
+
 use std::sync::OnceLock;
 
 use k8s_openapi::api::autoscaling::v1::Scale;
@@ -66,7 +68,7 @@ pub fn hash(document: &Value) -> String {
 
 /// The `/openapi/v3` index: `{"paths": {"api/v1": {"serverRelativeURL":
 /// "/openapi/v3/api/v1?hash=…"}, …}}`, one entry per served group-version.
-pub fn index(infos: &[ResourceInfo]) -> Value {
+pub fn index(infos: &[Arc<ResourceInfo>]) -> Value {
     let mut paths = Map::new();
     for group in groups(infos) {
         for (version, _) in &group.versions {
@@ -118,10 +120,10 @@ fn type_meta_properties(properties: &mut Map<String, Value>) {
 /// The kind's schema: the built-in one as is, or a CRD's with
 /// `apiVersion`/`kind`/`metadata` (an ObjectMeta reference) filled in.
 fn kind_schema(info: &ResourceInfo) -> Value {
-    let mut schema = info
-        .schema
-        .clone()
-        .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+    let mut schema =
+        info.schema.as_deref().cloned().unwrap_or_else(
+            || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+        );
     if let (false, Value::Object(map)) = (info.builtin, &mut schema) {
         map.entry("type").or_insert_with(|| json!("object"));
         let properties = map.entry("properties").or_insert_with(|| json!({}));
@@ -160,9 +162,9 @@ fn list_schema(info: &ResourceInfo) -> Value {
 
 /// The OpenAPI 3.0 document of one group-version (`group` `""` = core), or
 /// `None` if nothing is served there.
-pub fn document(infos: &[ResourceInfo], group: &str, version: &str) -> Option<Value> {
+pub fn document(infos: &[Arc<ResourceInfo>], group: &str, version: &str) -> Option<Value> {
     let mut resources: Vec<&ResourceInfo> =
-        infos.iter().filter(|i| i.group == group && i.version == version).collect();
+        infos.iter().filter(|i| i.group == group && i.version == version).map(|i| &**i).collect();
     if resources.is_empty() {
         return None;
     }

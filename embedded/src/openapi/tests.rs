@@ -3,10 +3,10 @@ use serde_json::{Value, json};
 use super::*;
 use crate::catalog::{builtin_resources, tests::widget_crd};
 
-fn catalog() -> Vec<ResourceInfo> {
+fn catalog() -> Vec<std::sync::Arc<ResourceInfo>> {
     let mut infos = builtin_resources();
     infos.extend(ResourceInfo::from_crd(&widget_crd()));
-    infos
+    infos.into_iter().map(std::sync::Arc::new).collect()
 }
 
 fn gvk_matches(ext: &Value, group: &str, version: &str, kind: &str) -> bool {
@@ -213,7 +213,7 @@ fn component_schemas_are_named_like_upstream_and_refs_resolve() {
 fn crd_without_schema_still_documents_metadata() {
     let mut info = ResourceInfo::from_crd(&widget_crd()).remove(0);
     info.schema = None;
-    let doc = document(std::slice::from_ref(&info), "serving.keelson.dev", "v1alpha1").unwrap();
+    let doc = document(&[std::sync::Arc::new(info)], "serving.keelson.dev", "v1alpha1").unwrap();
     let md = &doc["components"]["schemas"]["dev.keelson.serving.v1alpha1.ModelDeployment"];
     assert_eq!(md["x-kubernetes-preserve-unknown-fields"], true);
     assert!(md["properties"]["metadata"]["allOf"].is_array());

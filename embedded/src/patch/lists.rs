@@ -55,16 +55,16 @@ fn ports_default(path: &[&str], key: &str) -> Option<Value> {
 /// `x-kubernetes-list-map-keys`); lists without annotation are atomic, as upstream.
 /// `metadata` always follows `ObjectMeta` (finalizers a set, ownerReferences keyed by uid).
 #[derive(Clone, Debug)]
-pub struct SchemaLists(Value);
+pub struct SchemaLists(std::sync::Arc<Value>);
 
 impl SchemaLists {
     /// Wraps a version's `schema.openAPIV3Schema`.
-    pub fn new(openapi_v3_schema: Value) -> Self {
-        Self(openapi_v3_schema)
+    pub fn new(openapi_v3_schema: impl Into<std::sync::Arc<Value>>) -> Self {
+        Self(openapi_v3_schema.into())
     }
 
     fn resolve(&self, path: &[&str]) -> Option<&Value> {
-        let mut node = &self.0;
+        let mut node: &Value = &self.0;
         for seg in path {
             node = if *seg == "*" {
                 node.get("items")?

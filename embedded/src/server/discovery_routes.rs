@@ -44,13 +44,17 @@ fn discovery_response(format: DiscoveryFormat, body: Value) -> Response {
         .into_response()
 }
 
+fn json_text(text: std::sync::Arc<str>) -> Response {
+    (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], text.to_string()).into_response()
+}
+
 /// `GET /api`.
 pub(crate) async fn api(State(state): State<ApiState>, headers: HeaderMap) -> Response {
     let served = state.registry.served();
     let format = format_of(&headers);
     let body = match format {
-        DiscoveryFormat::Legacy => discovery::api_versions(&served.infos),
-        aggregated => discovery::aggregated(&served.infos, true, aggregated),
+        DiscoveryFormat::Legacy => discovery::api_versions(&served.resources),
+        aggregated => discovery::aggregated(&served.resources, true, aggregated),
     };
     discovery_response(format, body)
 }
@@ -60,8 +64,8 @@ pub(crate) async fn apis(State(state): State<ApiState>, headers: HeaderMap) -> R
     let served = state.registry.served();
     let format = format_of(&headers);
     let body = match format {
-        DiscoveryFormat::Legacy => discovery::group_list(&served.infos),
-        aggregated => discovery::aggregated(&served.infos, false, aggregated),
+        DiscoveryFormat::Legacy => discovery::group_list(&served.resources),
+        aggregated => discovery::aggregated(&served.resources, false, aggregated),
     };
     discovery_response(format, body)
 }
@@ -69,7 +73,7 @@ pub(crate) async fn apis(State(state): State<ApiState>, headers: HeaderMap) -> R
 /// `GET /api/v1`.
 pub(crate) async fn core_resources(State(state): State<ApiState>) -> Response {
     let served = state.registry.served();
-    match discovery::resource_list(&served.infos, "", "v1") {
+    match discovery::resource_list(&served.resources, "", "v1") {
         Some(body) => json_response(StatusCode::OK, &body, &[]),
         None => ApiError::no_route("/api/v1").into_response(),
     }
@@ -78,7 +82,7 @@ pub(crate) async fn core_resources(State(state): State<ApiState>) -> Response {
 /// `GET /apis/<group>`.
 pub(crate) async fn group(State(state): State<ApiState>, Path(group): Path<String>) -> Response {
     let served = state.registry.served();
-    match discovery::group(&served.infos, &group) {
+    match discovery::group(&served.resources, &group) {
         Some(body) => json_response(StatusCode::OK, &body, &[]),
         None => ApiError::no_route(&format!("/apis/{group}")).into_response(),
     }
@@ -90,7 +94,7 @@ pub(crate) async fn group_version_resources(
     Path((group, version)): Path<(String, String)>,
 ) -> Response {
     let served = state.registry.served();
-    match discovery::resource_list(&served.infos, &group, &version) {
+    match discovery::resource_list(&served.resources, &group, &version) {
         Some(body) => json_response(StatusCode::OK, &body, &[]),
         None => ApiError::no_route(&format!("/apis/{group}/{version}")).into_response(),
     }
@@ -98,7 +102,7 @@ pub(crate) async fn group_version_resources(
 
 /// `GET /openapi/v3`.
 pub(crate) async fn openapi_index(State(state): State<ApiState>) -> Response {
-    json_response(StatusCode::OK, state.registry.served().openapi_index(), &[])
+    json_text(state.registry.served().openapi_index())
 }
 
 /// `GET /openapi/v3/api/v1` or `/openapi/v3/apis/<group>/<version>`.
@@ -113,7 +117,7 @@ pub(crate) async fn openapi_document(
         _ => return ApiError::no_route(&format!("/openapi/v3/{gv}")).into_response(),
     };
     match served.openapi_document(&group, &version) {
-        Some(document) => json_response(StatusCode::OK, &document, &[]),
+        Some(document) => json_text(document),
         None => ApiError::no_route(&format!("/openapi/v3/{gv}")).into_response(),
     }
 }

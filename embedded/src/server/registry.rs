@@ -28,11 +28,9 @@ type GroupVersion = (String, String);
 pub struct Served {
     /// Every served resource, built-ins first.
     pub resources: Vec<Arc<ResourceInfo>>,
-    /// The same, as the discovery and OpenAPI builders take them.
-    pub infos: Vec<ResourceInfo>,
     validators: HashMap<(String, String, String), Arc<SchemaValidator>>,
-    openapi_index: OnceLock<Value>,
-    openapi_documents: Mutex<HashMap<GroupVersion, Option<Arc<Value>>>>,
+    openapi_index: OnceLock<Arc<str>>,
+    openapi_documents: Mutex<HashMap<GroupVersion, Option<Arc<str>>>>,
 }
 
 impl Served {
@@ -51,17 +49,23 @@ impl Served {
             .cloned()
     }
 
-    /// The `/openapi/v3` index, built once per view.
-    pub fn openapi_index(&self) -> &Value {
-        self.openapi_index.get_or_init(|| crate::openapi::index(&self.infos))
+    /// The `/openapi/v3` index as JSON text, built once per view.
+    pub fn openapi_index(&self) -> Arc<str> {
+        self.openapi_index
+            .get_or_init(|| crate::openapi::index(&self.resources).to_string().into())
+            .clone()
     }
 
-    /// The OpenAPI v3 document of a group-version, built once per view.
-    pub fn openapi_document(&self, group: &str, version: &str) -> Option<Arc<Value>> {
+    /// The OpenAPI v3 document of a group-version as JSON text, built once per view (kept as
+    /// text: the documents carry every schema and are far smaller serialized).
+    pub fn openapi_document(&self, group: &str, version: &str) -> Option<Arc<str>> {
         let mut cache = self.openapi_documents.lock().unwrap_or_else(|e| e.into_inner());
         cache
             .entry((group.to_owned(), version.to_owned()))
-            .or_insert_with(|| crate::openapi::document(&self.infos, group, version).map(Arc::new))
+            .or_insert_with(|| {
+                crate::openapi::document(&self.resources, group, version)
+                    .map(|d| d.to_string().into())
+            })
             .clone()
     }
 }
@@ -104,8 +108,7 @@ impl Registry {
                 resources.push(Arc::new(info));
             }
         }
-        let infos = resources.iter().map(|r| ResourceInfo::clone(r)).collect();
-        let served = Arc::new(Served { resources, infos, validators, ..Default::default() });
+        let served = Arc::new(Served { resources, validators, ..Default::default() });
         if let Ok(mut inner) = self.inner.write() {
             *inner = served;
         }

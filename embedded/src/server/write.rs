@@ -63,9 +63,16 @@ fn manager(request: &ResourceRequest) -> String {
 fn body(request: &ResourceRequest) -> ApiResult<Value> {
     let content_type =
         request.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    if content_type.contains("protobuf") || content_type.contains("cbor") {
+    if content_type.starts_with(crate::protobuf::CONTENT_TYPE) {
+        return crate::protobuf::decode(&request.body).map_err(|e| {
+            ApiError::unsupported_media_type(format!(
+                "{e}; send the object as JSON instead, e.g. with `kubectl apply -f`"
+            ))
+        });
+    }
+    if content_type.contains("cbor") {
         return Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type})"
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type})"
         )));
     }
     let parsed = if content_type.contains("yaml") {

@@ -1,0 +1,220 @@
+//! Whole-system benchmarks of `keelson up` (release build), each reported with its baseline
+//! from the same run:
+//!
+//! - start-up: spawn to a served `/readyz`, against spawning `keelson --version`;
+//! - memory: idle RSS, and RSS holding 10,000 custom resources;
+//! - writes: creates per second through HTTP with 16 concurrent clients, against raw SQLite
+//!   inserts of the same bytes (one transaction each, WAL, `synchronous=NORMAL`, as the store);
+//! - watch latency: from sending an update to receiving its watch event, p50 and p99.
+//!
+//! Run: `cargo build --release -p keelson && cargo bench -p keelson-e2e --bench system`.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, TryStreamExt};
+use keelson_api_crds::workflows::{Agent, AgentSpec};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+
+const RESOURCES: usize = 10_000;
+const CLIENTS: usize = 16;
+const LATENCY_SAMPLES: usize = 1_000;
+
+struct Up {
+    child: Child,
+    dir: tempfile::TempDir,
+    started: Instant,
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn_up() -> Up {
+    let dir = tempfile::tempdir().unwrap();
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let started = Instant::now();
+    let child = Command::new(keelson_e2e::keelson_binary())
+        .args(["up", "--data-dir"])
+        .arg(dir.path())
+        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .env("KEELSON_LOG", "error")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    Up { child, dir, started }
+}
+
+async fn client(dir: &Path) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::read_from(dir.join("kubeconfig")).unwrap();
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+/// Time until `/readyz` answers 200.
+async fn until_ready(up: &Up) -> (Duration, kube::Client) {
+    loop {
+        if up.dir.path().join("kubeconfig").exists() {
+            let client = client(up.dir.path()).await;
+            let request = http::Request::get("/readyz").body(Vec::new()).unwrap();
+            if client.request_text(request).await.is_ok() {
+                return (up.started.elapsed(), client);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    kib / 1024.0
+}
+
+fn agent(i: usize) -> Agent {
+    Agent {
+        metadata: ObjectMeta { name: Some(format!("agent-{i:05}")), ..Default::default() },
+        spec: AgentSpec {
+            image: "busybox:1.36".into(),
+            command: vec!["sh".into(), "-c".into()],
+            args: vec![format!("echo step {i}")],
+            capabilities: vec!["bench".into()],
+            version: Some("1.0.0".into()),
+            ..Default::default()
+        },
+        status: None,
+    }
+}
+
+/// Raw SQLite inserts of `rows`, one transaction each, with the store's settings.
+fn sqlite_inserts_per_second(dir: &Path, rows: &[Vec<u8>]) -> f64 {
+    let db = rusqlite::Connection::open(dir.join("baseline.db")).unwrap();
+    db.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+         CREATE TABLE log (revision INTEGER PRIMARY KEY, key TEXT NOT NULL, value BLOB NOT NULL);",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let mut insert = db.prepare("INSERT INTO log (key, value) VALUES (?1, ?2)").unwrap();
+    for (i, row) in rows.iter().enumerate() {
+        insert
+            .execute(rusqlite::params![format!("/bench/agents/default/agent-{i:05}"), row])
+            .unwrap();
+    }
+    rows.len() as f64 / started.elapsed().as_secs_f64()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p).ceil() as usize).saturating_sub(1).min(sorted.len() - 1)]
+}
+
+#[tokio::main]
+async fn main() {
+    // Start-up, against a bare process spawn of the same binary.
+    let mut startups = Vec::new();
+    let mut spawns = Vec::new();
+    for _ in 0..5 {
+        let up = spawn_up();
+        startups.push(until_ready(&up).await.0);
+        let started = Instant::now();
+        Command::new(keelson_e2e::keelson_binary())
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        spawns.push(started.elapsed());
+    }
+    startups.sort();
+    spawns.sort();
+    let (startup, spawn) = (startups[2], spawns[2]);
+    println!(
+        "startup to /readyz      median {:>8.1} ms   (spawn of `keelson --version`: {:.1} ms, ratio {:.1})",
+        startup.as_secs_f64() * 1e3,
+        spawn.as_secs_f64() * 1e3,
+        startup.as_secs_f64() / spawn.as_secs_f64()
+    );
+
+    let up = spawn_up();
+    let (_, client) = until_ready(&up).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle = rss_mib(up.child.id());
+    println!("idle RSS                        {idle:>8.1} MiB");
+
+    // Creates through HTTP, 16 clients.
+    let api: Api<Agent> = Api::namespaced(client.clone(), "default");
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (api, next) = (api.clone(), next.clone());
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= RESOURCES {
+                        return;
+                    }
+                    api.create(&PostParams::default(), &agent(i)).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    let http_rate = RESOURCES as f64 / started.elapsed().as_secs_f64();
+    let stored: Vec<Vec<u8>> = api
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|a| serde_json::to_vec(a).unwrap())
+        .collect();
+    let sqlite_rate = sqlite_inserts_per_second(up.dir.path(), &stored);
+    println!(
+        "creates, 16 HTTP clients        {http_rate:>8.0} /s   (raw SQLite inserts of the same bytes: {sqlite_rate:.0} /s, ratio {:.2})",
+        http_rate / sqlite_rate
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let loaded = rss_mib(up.child.id());
+    println!(
+        "RSS with {RESOURCES} resources     {loaded:>8.1} MiB   (idle {idle:.1} MiB, ratio {:.2})",
+        loaded / idle
+    );
+
+    // Write-to-watch-event latency.
+    let rv = api.get("agent-00000").await.unwrap().metadata.resource_version.unwrap();
+    let mut events = api
+        .watch(&WatchParams::default().fields("metadata.name=agent-00000"), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let mut latencies = Vec::with_capacity(LATENCY_SAMPLES);
+    for i in 0..LATENCY_SAMPLES {
+        let sent = Instant::now();
+        let patch = serde_json::json!({"spec": {"args": [format!("echo {i}")]}});
+        api.patch("agent-00000", &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+        match events.try_next().await.unwrap() {
+            Some(WatchEvent::Modified(_)) => latencies.push(sent.elapsed()),
+            other => panic!("unexpected watch event {other:?}"),
+        }
+    }
+    latencies.sort();
+    println!(
+        "write → watch event     p50 {:>8.2} ms   p99 {:.2} ms ({LATENCY_SAMPLES} sequential updates)",
+        percentile(&latencies, 0.5).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.99).as_secs_f64() * 1e3
+    );
+}
