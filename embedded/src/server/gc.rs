@@ -3,7 +3,7 @@
 //!
 //! A pass reads one snapshot of every object, [`plan`]s what to do (a pure function) and
 //! carries the actions out; anything that changed meanwhile is simply redone by the next pass.
-//! Passes run after every burst of writes and every few seconds.
+//! Passes run after changes that can give the collector work, and every few seconds.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -12,15 +12,15 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::catalog::ResourceInfo;
-use crate::storage::{Store, StoreError, WriteOp};
+use crate::storage::{Event, EventType, Store, StoreError, WriteOp};
 
 use super::objects::{finalizers, meta_str, ready_to_remove};
 use super::paths::resource_prefix;
 use super::registry::Registry;
 use super::write::{Propagation, delete_entry};
 
-/// How often a pass runs when nothing is written.
-const RESYNC: Duration = Duration::from_secs(2);
+/// How often a pass runs without a triggering change (catches owners that never existed).
+const RESYNC: Duration = Duration::from_secs(5);
 
 /// Something the collector does to one object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,12 +150,20 @@ pub(crate) fn plan(items: &[Item<'_>]) -> Vec<Action> {
     actions
 }
 
+/// Whether a change can give the collector work: a deletion, an object being deleted, or an
+/// object with owners (which may be gone). Plain writes only wait for the periodic resync.
+fn interesting(event: &Event) -> bool {
+    event.event_type == EventType::Deleted
+        || deleting(&event.object)
+        || owner_refs(&event.object).next().is_some()
+}
+
 /// Runs the collector until the store shuts down.
 pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let Ok(mut watch) = store.watch("/", store.revision()) else { return };
+        pass(&store, &registry).await;
         loop {
-            pass(&store, &registry).await;
             tokio::select! {
                 next = watch.next() => match next {
                     None => return,
@@ -163,10 +171,16 @@ pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle
                         Ok(w) => watch = w,
                         Err(_) => return,
                     },
-                    Some(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+                    Some(Err(_)) => return,
+                    Some(Ok(event)) if interesting(&event) => {
+                        // Let a burst of related writes land before looking.
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                    Some(Ok(_)) => continue,
                 },
                 _ = tokio::time::sleep(RESYNC) => {}
             }
+            pass(&store, &registry).await;
         }
     })
 }

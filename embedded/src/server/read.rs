@@ -13,63 +13,11 @@ use super::errors::{ApiError, ApiResult};
 use super::query::{ContinueToken, Query};
 use super::{ApiState, ResourceRequest};
 
-/// Field selectors every resource supports.
-const COMMON_FIELDS: [&str; 2] = ["metadata.name", "metadata.namespace"];
-
-/// Extra field selectors of some built-ins.
-fn extra_fields(info: &ResourceInfo) -> &'static [&'static str] {
-    match (info.group.as_str(), info.resource.as_str()) {
-        ("", "events") => &[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-        ],
-        ("events.k8s.io", "events") => &[
-            "regarding.kind",
-            "regarding.namespace",
-            "regarding.name",
-            "regarding.uid",
-            "regarding.apiVersion",
-            "reason",
-            "reportingController",
-            "type",
-        ],
-        ("", "pods") => &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "status.phase",
-            "status.podIP",
-        ],
-        ("", "namespaces") => &["status.phase"],
-        ("", "secrets") => &["type"],
-        ("", "nodes") => &["spec.unschedulable"],
-        ("batch", "jobs") => &["status.successful"],
-        _ => &[],
-    }
-}
-
 /// Refuses field selectors on fields the resource cannot be selected by.
 pub(crate) fn check_field_selector(info: &ResourceInfo, query: &Query) -> ApiResult<()> {
     if let Some(selector) = &query.fields {
-        for field in selector.fields() {
-            let selectable =
-                info.selectable_fields.iter().any(|f| f.trim_start_matches('.') == field);
-            if !COMMON_FIELDS.contains(&field)
-                && !extra_fields(info).contains(&field)
-                && !selectable
-            {
-                return Err(ApiError::bad_request(format!("field label not supported: {field}")));
-            }
+        if let Some(field) = selector.fields().find(|field| !info.supports_field(field)) {
+            return Err(ApiError::bad_request(format!("field label not supported: {field}")));
         }
     }
     Ok(())
