@@ -15,10 +15,10 @@ use super::{ApiState, ResourceRequest};
 
 /// Refuses field selectors on fields the resource cannot be selected by.
 pub(crate) fn check_field_selector(info: &ResourceInfo, query: &Query) -> ApiResult<()> {
-    if let Some(selector) = &query.fields {
-        if let Some(field) = selector.fields().find(|field| !info.supports_field(field)) {
-            return Err(ApiError::bad_request(format!("field label not supported: {field}")));
-        }
+    if let Some(selector) = &query.fields
+        && let Some(field) = selector.fields().find(|field| !info.supports_field(field))
+    {
+        return Err(ApiError::bad_request(format!("field label not supported: {field}")));
     }
     Ok(())
 }
