@@ -83,6 +83,15 @@ fn rss_mib(pid: u32) -> f64 {
     kib / 1024.0
 }
 
+/// CPU time (user + system) a process has used, from `/proc/<pid>/stat`.
+fn cpu_time(pid: &str) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    Duration::from_secs_f64(ticks as f64 / 100.0)
+}
+
 fn agent(i: usize) -> Agent {
     Agent {
         metadata: ObjectMeta { name: Some(format!("agent-{i:05}")), ..Default::default() },
@@ -155,6 +164,8 @@ async fn main() {
     // Creates through HTTP, 16 clients.
     let api: Api<Agent> = Api::namespaced(client.clone(), "default");
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server_pid = up.child.id().to_string();
+    let (server_cpu, own_cpu) = (cpu_time(&server_pid), cpu_time("self"));
     let started = Instant::now();
     let workers: Vec<_> = (0..CLIENTS)
         .map(|_| {
@@ -173,7 +184,10 @@ async fn main() {
     for worker in workers {
         worker.await.unwrap();
     }
-    let http_rate = RESOURCES as f64 / started.elapsed().as_secs_f64();
+    let elapsed = started.elapsed();
+    let http_rate = RESOURCES as f64 / elapsed.as_secs_f64();
+    let per_create = |cpu: Duration| cpu.as_secs_f64() * 1e6 / RESOURCES as f64;
+    let (server_cpu, own_cpu) = (cpu_time(&server_pid) - server_cpu, cpu_time("self") - own_cpu);
     let stored: Vec<Vec<u8>> = api
         .list(&Default::default())
         .await
@@ -186,6 +200,13 @@ async fn main() {
     println!(
         "creates, 16 HTTP clients        {http_rate:>8.0} /s   (raw SQLite inserts of the same bytes: {sqlite_rate:.0} /s, ratio {:.2})",
         http_rate / sqlite_rate
+    );
+    println!(
+        "  CPU per create: server {:.0} µs, clients {:.0} µs, over {:.2} s of wall time on {} cores",
+        per_create(server_cpu),
+        per_create(own_cpu),
+        elapsed.as_secs_f64(),
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
     tokio::time::sleep(Duration::from_secs(2)).await;
     let loaded = rss_mib(up.child.id());
