@@ -63,6 +63,14 @@ impl ServerConfig {
 /// Errors starting the server.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// The data directory could not be created.
+    #[error("creating the data directory {path}: {source}")]
+    DataDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The storage could not be opened.
     #[error("opening the storage: {0}")]
     Store(#[from] StoreError),
@@ -164,7 +172,7 @@ impl RunningServer {
 /// Starts the API server: opens storage, loads credentials, serves HTTPS.
 pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     std::fs::create_dir_all(&config.data_dir)
-        .map_err(|source| StartError::Bind { addr: config.bind, source })?;
+        .map_err(|source| StartError::DataDir { path: config.data_dir.clone(), source })?;
     let mut store_config = StoreConfig::new(config.data_dir.join("state.db"));
     store_config.retain_revisions = config.retain_revisions;
     store_config.retain_for = config.retain_for;

@@ -9,7 +9,7 @@ use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams, WatchEvent, Wat
 use kube::runtime::watcher;
 use serde_json::json;
 
-use crate::support::{config, start, start_with};
+use crate::support::{TestServer, config, start, start_with};
 
 fn cm(name: &str, labels: &[(&str, &str)]) -> ConfigMap {
     ConfigMap {
@@ -76,13 +76,18 @@ async fn a_watch_sees_later_changes_and_selector_transitions() {
     );
 }
 
-#[tokio::test]
-async fn a_compacted_resource_version_gets_a_410_error_event() {
+/// A server that keeps only five revisions of history, so compaction is easy to reach.
+async fn start_with_short_history() -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
     cfg.retain_revisions = 5;
     cfg.retain_for = Duration::ZERO;
-    let test = start_with(dir, cfg).await;
+    start_with(dir, cfg).await
+}
+
+#[tokio::test]
+async fn a_compacted_resource_version_gets_a_410_error_event() {
+    let test = start_with_short_history().await;
     let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
     for i in 0..30 {
         api.create(&PostParams::default(), &cm(&format!("c{i}"), &[])).await.unwrap();
@@ -97,11 +102,7 @@ async fn a_compacted_resource_version_gets_a_410_error_event() {
 
 #[tokio::test]
 async fn the_watcher_relists_after_compaction_and_keeps_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(dir.path());
-    cfg.retain_revisions = 5;
-    cfg.retain_for = Duration::ZERO;
-    let test = start_with(dir, cfg).await;
+    let test = start_with_short_history().await;
     let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
     api.create(&PostParams::default(), &cm("watched-0", &[("app", "w")])).await.unwrap();
     // Watches last a second, so the watcher resumes from its last revision over and over.
