@@ -10,6 +10,9 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "keelson", version, about, propagate_version = true)]
 pub struct Cli {
+    /// Log lines as `text` or `json` (filter with `KEELSON_LOG`, e.g. `debug`).
+    #[arg(long, global = true, env = "KEELSON_LOG_FORMAT", value_enum, default_value_t)]
+    pub log_format: crate::telemetry::LogFormat,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

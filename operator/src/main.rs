@@ -8,6 +8,7 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
-    keelson::telemetry::init();
-    keelson::cli::Cli::parse().run()
+    let cli = keelson::cli::Cli::parse();
+    keelson::telemetry::init(cli.log_format);
+    cli.run()
 }

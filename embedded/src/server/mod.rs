@@ -64,7 +64,7 @@ impl ServerConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     /// The data directory could not be created.
-    #[error("creating the data directory {path}: {source}")]
+    #[error("creating the data directory {path}")]
     DataDir {
         /// The directory.
         path: PathBuf,
@@ -78,7 +78,9 @@ pub enum StartError {
     #[error("{0}")]
     Credentials(#[from] tls::CredentialsError),
     /// The address could not be bound.
-    #[error("listening on {addr}: {source}")]
+    #[error(
+        "listening on {addr} (is another `keelson up` running there? --bind picks another address)"
+    )]
     Bind {
         /// The address.
         addr: SocketAddr,

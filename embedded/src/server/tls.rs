@@ -17,7 +17,7 @@ use rcgen::{
 #[derive(Debug, thiserror::Error)]
 pub enum CredentialsError {
     /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("reading or writing {path}")]
     Io {
         /// The file.
         path: PathBuf,
