@@ -64,11 +64,13 @@ pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
 /// Runs `keelson up` until Ctrl-C.
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     let server = start(&args).await?;
-    let kubeconfig = args.data_dir.join(KUBECONFIG);
+    // Absolute, so the printed `export` works from any directory.
+    let data_dir = std::path::absolute(&args.data_dir).unwrap_or_else(|_| args.data_dir.clone());
+    let kubeconfig = data_dir.join(KUBECONFIG);
     println!("Keelson is up.");
     println!("  Kubernetes API  {}", server.url());
     println!("  kubeconfig      {}", kubeconfig.display());
-    println!("  data            {}", args.data_dir.display());
+    println!("  data            {}", data_dir.display());
     println!();
     println!("Try:");
     println!("  export KUBECONFIG={}", kubeconfig.display());

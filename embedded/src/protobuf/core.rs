@@ -1,5 +1,6 @@
 //! Conversions of the `v1` (core) kinds kubectl creates over protobuf (`Namespace`, `ConfigMap`,
-//! `Secret`, `ServiceAccount`, `Service`) and of the pod template a `Deployment` carries.
+//! `Secret`, `ServiceAccount`, `Service`) and of the pod template a `Deployment` or a `Job`
+//! carries.
 
 use std::collections::BTreeMap;
 

@@ -28,6 +28,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 
+use subtle::ConstantTimeEq;
+
 use crate::storage::{Snapshot, Store, StoreConfig, StoreError};
 
 pub use errors::ApiError;
@@ -244,15 +246,11 @@ async fn authenticate(State(state): State<ApiState>, request: Request, next: Nex
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or_default();
-    if constant_time_eq(presented.as_bytes(), state.token.as_bytes()) {
+    if bool::from(presented.as_bytes().ct_eq(state.token.as_bytes())) {
         next.run(request).await
     } else {
         ApiError::unauthorized().into_response()
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// A parsed resource request.
