@@ -43,7 +43,7 @@ fn crds_and_examples_apply_then_get_scale_and_refuse_invalid() {
             .contains("flow.workflows.keelson.dev/weekly-report configured")
     );
     assert_eq!(
-        k.ok(&["get", "flow", "weekly-report", "-o", "jsonpath={.spec.description}"]),
+        k.jsonpath("flow", "weekly-report", "{.spec.description}"),
         "Weekly report, reviewed."
     );
 
@@ -67,7 +67,7 @@ fn crds_and_examples_apply_then_get_scale_and_refuse_invalid() {
     }
 
     assert!(k.ok(&["scale", "md", "qwen2-5-7b", "--replicas=2"]).contains("scaled"));
-    assert_eq!(k.ok(&["get", "md", "qwen2-5-7b", "-o", "jsonpath={.spec.replicas}"]), "2");
+    assert_eq!(k.jsonpath("md", "qwen2-5-7b", "{.spec.replicas}"), "2");
 
     let invalid = k.manifest(
         "bad.yaml",
@@ -103,28 +103,24 @@ fn a_deployment_image_is_patched_by_strategic_merge() {
     k.apply("web.yaml", WEB);
     k.ok(&["set", "image", "deployment/web", "nginx=nginx:1.27"]);
     k.ok(&["patch", "deployment", "web", "-p", r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox:1.36"}]}}}}"#]);
-    let images = k.ok(&[
-        "get",
+    let images = k.jsonpath(
         "deployment",
         "web",
-        "-o",
-        "jsonpath={range .spec.template.spec.containers[*]}{.name}={.image} {end}",
-    ]);
+        "{range .spec.template.spec.containers[*]}{.name}={.image} {end}",
+    );
     let mut images: Vec<&str> = images.split_whitespace().collect();
     images.sort();
     assert_eq!(images, ["nginx=nginx:1.27", "sidecar=busybox:1.36"], "containers merge by name");
     assert_eq!(
-        k.ok(&[
-            "get",
+        k.jsonpath(
             "deployment",
             "web",
-            "-o",
-            "jsonpath={.spec.template.spec.containers[?(@.name==\"nginx\")].env[0].value}"
-        ]),
+            "{.spec.template.spec.containers[?(@.name==\"nginx\")].env[0].value}"
+        ),
         "prod"
     );
     assert!(k.ok(&["scale", "deployment", "web", "--replicas=3"]).contains("scaled"));
-    assert_eq!(k.ok(&["get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"]), "3");
+    assert_eq!(k.jsonpath("deployment", "web", "{.spec.replicas}"), "3");
 }
 
 #[test]
@@ -163,7 +159,7 @@ fn get_watch_shows_a_change_made_by_another_client() {
 fn describe_shows_events_and_wait_honours_observed_generation() {
     let k = Keelson::up();
     k.ok(&["apply", "-f", "examples/workflows/agents.yaml"]);
-    let uid = k.ok(&["get", "agent", "summarize", "-o", "jsonpath={.metadata.uid}"]);
+    let uid = k.jsonpath("agent", "summarize", "{.metadata.uid}");
     let event = k.manifest(
         "event.yaml",
         &format!(
@@ -203,7 +199,7 @@ fn describe_shows_events_and_wait_honours_observed_generation() {
 fn deleting_an_owner_removes_its_children_and_a_namespace_its_contents() {
     let k = Keelson::up();
     k.apply("parent.yaml", &config_map("parent", "default"));
-    let uid = k.ok(&["get", "configmap", "parent", "-o", "jsonpath={.metadata.uid}"]);
+    let uid = k.jsonpath("configmap", "parent", "{.metadata.uid}");
     let child = k.manifest(
         "child.yaml",
         &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: child\n  ownerReferences:\n  - apiVersion: v1\n    kind: ConfigMap\n    name: parent\n    uid: {uid}\n"),
@@ -225,18 +221,14 @@ fn deleting_an_owner_removes_its_children_and_a_namespace_its_contents() {
 fn a_restart_resumes_on_the_same_data_dir() {
     let mut k = Keelson::up();
     k.apply("kept.yaml", &config_map("kept", "default"));
-    let before: u64 = k
-        .ok(&["get", "configmap", "kept", "-o", "jsonpath={.metadata.resourceVersion}"])
-        .parse()
-        .unwrap();
+    let before: u64 =
+        k.jsonpath("configmap", "kept", "{.metadata.resourceVersion}").parse().unwrap();
     k.kill();
     k.start();
-    assert_eq!(k.ok(&["get", "configmap", "kept", "-o", "jsonpath={.data.a}"]), "1");
+    assert_eq!(k.jsonpath("configmap", "kept", "{.data.a}"), "1");
     k.apply("later.yaml", &config_map("later", "default"));
-    let after: u64 = k
-        .ok(&["get", "configmap", "later", "-o", "jsonpath={.metadata.resourceVersion}"])
-        .parse()
-        .unwrap();
+    let after: u64 =
+        k.jsonpath("configmap", "later", "{.metadata.resourceVersion}").parse().unwrap();
     assert!(after > before);
 }
 
@@ -253,24 +245,19 @@ fn imperative_create_commands_send_protobuf_and_work() {
         "models",
         "--from-literal=HF_TOKEN=abc",
     ]);
-    assert_eq!(
-        k.ok(&["get", "secret", "hf-token", "-n", "models", "-o", "jsonpath={.data.HF_TOKEN}"]),
-        "YWJj"
-    );
+    assert_eq!(k.jsonpath_in("models", "secret", "hf-token", "{.data.HF_TOKEN}"), "YWJj");
     k.ok(&["create", "deployment", "web", "--image=nginx:1.25", "--replicas=2", "--port=80"]);
     assert_eq!(
-        k.ok(&[
-            "get",
+        k.jsonpath(
             "deployment",
             "web",
-            "-o",
-            "jsonpath={.spec.template.spec.containers[0].ports[0].containerPort}"
-        ]),
+            "{.spec.template.spec.containers[0].ports[0].containerPort}"
+        ),
         "80"
     );
     k.ok(&["create", "job", "once", "--image=busybox", "--", "sh", "-c", "echo hi"]);
     assert_eq!(
-        k.ok(&["get", "job", "once", "-o", "jsonpath={.spec.template.spec.containers[0].command}"]),
+        k.jsonpath("job", "once", "{.spec.template.spec.containers[0].command}"),
         r#"["sh","-c","echo hi"]"#
     );
     // The kinds `kubectl create` sends in protobuf that the server does not decode (Role, CronJob,

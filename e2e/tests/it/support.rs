@@ -98,6 +98,16 @@ impl Keelson {
         String::from_utf8(output.stdout).unwrap()
     }
 
+    /// `kubectl get <kind> <name> -o jsonpath=<path>` in the default namespace.
+    pub fn jsonpath(&self, kind: &str, name: &str, path: &str) -> String {
+        self.ok(&["get", kind, name, "-o", &format!("jsonpath={path}")])
+    }
+
+    /// `kubectl get <kind> <name> -n <namespace> -o jsonpath=<path>`.
+    pub fn jsonpath_in(&self, namespace: &str, kind: &str, name: &str, path: &str) -> String {
+        self.ok(&["get", kind, name, "-n", namespace, "-o", &format!("jsonpath={path}")])
+    }
+
     /// Runs kubectl expecting failure and returns stderr.
     pub fn fails(&self, args: &[&str]) -> String {
         let output = self.kubectl(args);
