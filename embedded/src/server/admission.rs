@@ -8,7 +8,7 @@ use crate::catalog::ResourceInfo;
 use crate::validation::structural_problems;
 
 use super::errors::{ApiError, ApiResult, Cause};
-use super::objects::meta_str;
+use super::objects::{is_crd, meta_str};
 use super::registry::Served;
 
 /// What to do with fields the schema does not know (`?fieldValidation=`).
@@ -54,7 +54,7 @@ pub fn admit(
     field_validation: FieldValidation,
 ) -> ApiResult<Admitted> {
     let name = meta_str(&object, "name").unwrap_or_default().to_owned();
-    if info.resource == "customresourcedefinitions" && info.group == "apiextensions.k8s.io" {
+    if is_crd(info) {
         check_crd(&object, &name)?;
         return Ok(Admitted { object, warnings: Vec::new() });
     }

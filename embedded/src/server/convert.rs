@@ -4,6 +4,8 @@
 //! names differ, as mapped below). Custom resources use the `None` conversion strategy: only
 //! `apiVersion` changes between versions.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::catalog::ResourceInfo;
@@ -40,28 +42,28 @@ fn rename(
     Value::Object(map)
 }
 
-/// The stored object as the addressed resource version shows it.
-pub fn from_stored(info: &ResourceInfo, object: Value) -> Value {
+/// The stored object as the addressed resource version shows it; borrowed unless a conversion
+/// changes it (an `events.k8s.io` Event, or a custom resource read through another version).
+pub fn from_stored<'a>(info: &ResourceInfo, object: &'a Value) -> Cow<'a, Value> {
     if is_new_event(info) {
-        return rename(object, EVENT_FIELDS.into_iter(), "events.k8s.io/v1");
+        return Cow::Owned(rename(object.clone(), EVENT_FIELDS.into_iter(), "events.k8s.io/v1"));
     }
-    set_api_version(info, object)
+    let api_version = info.api_version();
+    match object.get("apiVersion").and_then(Value::as_str) {
+        Some(current) if current == api_version => Cow::Borrowed(object),
+        _ if !object.is_object() => Cow::Borrowed(object),
+        _ => {
+            let mut converted = object.clone();
+            converted["apiVersion"] = Value::String(api_version);
+            Cow::Owned(converted)
+        }
+    }
 }
 
 /// A request body in the addressed version, in the form it is stored in.
 pub fn to_stored(info: &ResourceInfo, object: Value) -> Value {
     if is_new_event(info) {
         return rename(object, EVENT_FIELDS.into_iter().map(|(core, new)| (new, core)), "v1");
-    }
-    object
-}
-
-fn set_api_version(info: &ResourceInfo, mut object: Value) -> Value {
-    if let Some(map) = object.as_object_mut() {
-        let api_version = info.api_version();
-        if map.get("apiVersion").and_then(Value::as_str) != Some(api_version.as_str()) {
-            map.insert("apiVersion".into(), Value::String(api_version));
-        }
     }
     object
 }
@@ -89,7 +91,11 @@ mod tests {
         assert_eq!(stored["involvedObject"]["name"], "r");
         assert_eq!(stored["message"], "started");
         assert_eq!(stored["reportingComponent"], "keelson");
-        assert_eq!(from_stored(&events(""), stored.clone())["message"], "started");
-        assert_eq!(from_stored(&events("events.k8s.io"), stored), new);
+        assert!(
+            matches!(from_stored(&events(""), &stored), Cow::Borrowed(_)),
+            "no copy when nothing converts"
+        );
+        assert_eq!(from_stored(&events(""), &stored)["message"], "started");
+        assert_eq!(*from_stored(&events("events.k8s.io"), &stored), new);
     }
 }

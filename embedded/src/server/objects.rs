@@ -63,6 +63,16 @@ fn spec_part(object: &Value) -> Value {
     object
 }
 
+/// Whether this is the `customresourcedefinitions` resource, whose status the server owns.
+pub fn is_crd(info: &ResourceInfo) -> bool {
+    info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions"
+}
+
+/// Whether this is the `namespaces` resource.
+pub fn is_namespace(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.resource == "namespaces"
+}
+
 fn has_status_subresource(info: &ResourceInfo) -> bool {
     info.subresources.iter().any(|s| matches!(s, Subresource::Status))
 }
@@ -155,7 +165,7 @@ pub fn prepare_create(
     meta.insert("creationTimestamp".into(), json!(now));
     meta.insert("generation".into(), json!(1));
     if has_status_subresource(info)
-        && info.resource != "customresourcedefinitions"
+        && !is_crd(info)
         && !info.builtin
         && let Some(map) = object.as_object_mut()
     {

@@ -1,7 +1,10 @@
 //! Reads: get, list (selectors, pagination, tables) and the scale view.
 
+use std::borrow::Cow;
+
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::catalog::{ResourceInfo, Subresource};
@@ -49,9 +52,13 @@ pub(crate) fn include_object(query: &Query) -> IncludeObject {
 }
 
 /// A JSON response.
-pub(crate) fn json_response(status: StatusCode, body: &Value, warnings: &[String]) -> Response {
-    let mut response =
-        (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response();
+pub(crate) fn json_response(
+    status: StatusCode,
+    body: &impl Serialize,
+    warnings: &[String],
+) -> Response {
+    let body = serde_json::to_string(body).unwrap_or_default();
+    let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
     for warning in warnings {
         if let Ok(value) =
             format!("299 - {}", serde_json::to_string(warning).unwrap_or_default()).parse()
@@ -75,7 +82,7 @@ pub(crate) fn get(state: &ApiState, request: ResourceRequest) -> ApiResult<Respo
         .store
         .get(&request.target.key(name))
         .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, name))?;
-    let object = from_stored(info, Value::clone(&entry.object));
+    let object = from_stored(info, &entry.object);
     if wants_table(&request.headers) {
         let mut table = table::table(
             info,
@@ -108,18 +115,20 @@ pub(crate) fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Resp
         Some(key) => Box::new(snapshot.after(key)),
         None => Box::new(snapshot.entries()),
     };
-    let mut items = Vec::new();
+    let mut items: Vec<Cow<'_, Value>> = Vec::new();
+    let mut last_key = None;
     let mut next = None;
     for entry in entries.filter(|e| e.key.starts_with(&prefix)) {
-        let object = from_stored(info, Value::clone(&entry.object));
+        let object = from_stored(info, &entry.object);
         if !selected(&request.query, &object) {
             continue;
         }
         if request.query.limit.is_some_and(|limit| items.len() == limit) {
-            next = items.last().map(|(key, _): &(String, Value)| key.clone());
+            next = last_key;
             break;
         }
-        items.push((entry.key.clone(), object));
+        last_key = Some(entry.key.clone());
+        items.push(object);
     }
     let mut metadata = json!({ "resourceVersion": snapshot.revision().to_string() });
     if let Some(after_key) = next {
@@ -127,7 +136,7 @@ pub(crate) fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Resp
             json!(ContinueToken { revision: snapshot.revision(), after_key }.encode());
     }
     if wants_table(&request.headers) {
-        let objects: Vec<&Value> = items.iter().map(|(_, o)| o).collect();
+        let objects: Vec<&Value> = items.iter().map(|o| &**o).collect();
         let mut table = table::table(
             info,
             &objects,
@@ -138,13 +147,18 @@ pub(crate) fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Resp
         table["metadata"] = metadata;
         return Ok(json_response(StatusCode::OK, &table, &[]));
     }
-    let body = json!({
-        "apiVersion": info.api_version(),
-        "kind": info.list_kind,
-        "metadata": metadata,
-        "items": items.into_iter().map(|(_, o)| o).collect::<Vec<_>>(),
-    });
+    let body = List { api_version: info.api_version(), kind: &info.list_kind, metadata, items };
     Ok(json_response(StatusCode::OK, &body, &[]))
+}
+
+/// A list response, serialized straight from the stored objects.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct List<'a> {
+    api_version: String,
+    kind: &'a str,
+    metadata: Value,
+    items: Vec<Cow<'a, Value>>,
 }
 
 /// The scale subresource's paths of a resource.
@@ -205,6 +219,6 @@ pub(crate) fn get_scale(state: &ApiState, request: ResourceRequest) -> ApiResult
         .store
         .get(&request.target.key(name))
         .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, name))?;
-    let scale = scale_of(info, &from_stored(info, Value::clone(&entry.object)))?;
+    let scale = scale_of(info, &from_stored(info, &entry.object))?;
     Ok(json_response(StatusCode::OK, &scale, &[]))
 }

@@ -29,6 +29,14 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// How often a watch that allows bookmarks gets one.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
 
+/// One watch event as sent: `{"type": …, "object": …}`.
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    #[serde(rename = "type")]
+    event_type: &'a str,
+    object: &'a Value,
+}
+
 /// How one watch renders its events.
 struct Renderer {
     info: std::sync::Arc<ResourceInfo>,
@@ -39,15 +47,23 @@ struct Renderer {
 
 impl Renderer {
     fn line(&mut self, event_type: &str, object: &Value) -> Bytes {
+        let table;
         let object = if self.table && event_type != "BOOKMARK" && event_type != "ERROR" {
             let with_headers = !self.headers_sent;
             self.headers_sent = true;
-            table::table(&self.info, &[object], self.include, jiff::Timestamp::now(), with_headers)
+            table = table::table(
+                &self.info,
+                &[object],
+                self.include,
+                jiff::Timestamp::now(),
+                with_headers,
+            );
+            &table
         } else {
-            object.clone()
+            object
         };
-        let mut line = json!({ "type": event_type, "object": object }).to_string();
-        line.push('\n');
+        let mut line = serde_json::to_vec(&Line { event_type, object }).unwrap_or_default();
+        line.push(b'\n');
         Bytes::from(line)
     }
 
@@ -78,8 +94,9 @@ pub(crate) async fn watch(state: &ApiState, request: ResourceRequest) -> ApiResu
         let objects: Vec<Value> = snapshot
             .entries()
             .filter(|e| e.key.starts_with(&prefix))
-            .map(|e| from_stored(&info, Value::clone(&e.object)))
+            .map(|e| from_stored(&info, &e.object))
             .filter(|o| selected(&query, o))
+            .map(|o| o.into_owned())
             .collect();
         (objects, snapshot.revision())
     } else {
@@ -133,9 +150,9 @@ pub(crate) async fn watch(state: &ApiState, request: ResourceRequest) -> ApiResu
                     Some(Err(_)) => return,
                     Some(Ok(event)) => {
                         last_revision = event.revision;
-                        let object = from_stored(&info, Value::clone(&event.object));
+                        let object = from_stored(&info, &event.object);
                         let now = selected(&query, &object);
-                        let before = event.previous.as_ref().map(|p| selected(&query, &from_stored(&info, Value::clone(p))));
+                        let before = event.previous.as_ref().map(|p| selected(&query, &from_stored(&info, p)));
                         let kind = match (event.event_type, before, now) {
                             (EventType::Added, _, true) => Some("ADDED"),
                             (EventType::Modified, Some(true), true) => Some("MODIFIED"),

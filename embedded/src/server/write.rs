@@ -16,8 +16,8 @@ use super::admission::{admit, establish_crd};
 use super::convert::{from_stored, to_stored};
 use super::errors::{ApiError, ApiResult, Cause, Details};
 use super::objects::{
-    finalizers, meta_str, metadata_mut, now_rfc3339, prepare_create, prepare_update,
-    ready_to_remove, resource_version,
+    finalizers, is_crd, is_namespace, meta_str, metadata_mut, now_rfc3339, prepare_create,
+    prepare_update, ready_to_remove, resource_version,
 };
 use super::paths::{object_key, resource_prefix};
 use super::read::{json_response, pointer, scale_of, scale_paths};
@@ -28,14 +28,6 @@ const PATCH_ATTEMPTS: usize = 5;
 
 /// Namespaces that always exist.
 const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
-
-fn is_crd(info: &ResourceInfo) -> bool {
-    info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions"
-}
-
-fn is_namespace(info: &ResourceInfo) -> bool {
-    info.group.is_empty() && info.resource == "namespaces"
-}
 
 /// How list items merge for this resource.
 fn lists(info: &ResourceInfo) -> Box<dyn ListSemantics> {
@@ -122,7 +114,7 @@ fn default_builtin(info: &ResourceInfo, object: &mut Value) {
 pub(crate) async fn ensure_default_namespaces(store: &Store) -> Result<(), StoreError> {
     let info = crate::catalog::builtin_resources()
         .into_iter()
-        .find(|r| r.group.is_empty() && r.resource == "namespaces")
+        .find(is_namespace)
         .expect("namespaces are built in");
     for name in SYSTEM_NAMESPACES {
         let key = object_key(&info, "", name);
@@ -139,6 +131,16 @@ pub(crate) async fn ensure_default_namespaces(store: &Store) -> Result<(), Store
         }
     }
     Ok(())
+}
+
+/// A response showing a stored object as the addressed version shows it.
+fn respond(
+    info: &ResourceInfo,
+    status: StatusCode,
+    stored: &Value,
+    warnings: &[String],
+) -> Response {
+    json_response(status, &from_stored(info, stored), warnings)
 }
 
 fn store_error<'a>(info: &'a ResourceInfo, name: &'a str) -> impl Fn(StoreError) -> ApiError + 'a {
@@ -185,11 +187,7 @@ async fn create_object(
     if is_crd(info) {
         state.registry.refresh(&state.store);
     }
-    Ok(json_response(
-        StatusCode::CREATED,
-        &from_stored(info, Value::clone(&written.object)),
-        &admitted.warnings,
-    ))
+    Ok(respond(info, StatusCode::CREATED, &written.object, &admitted.warnings))
 }
 
 /// `POST` to a collection.
@@ -208,9 +206,9 @@ pub(crate) async fn create(state: &ApiState, request: ResourceRequest) -> ApiRes
     create_object(state, &request, object, true).await
 }
 
-/// The outcome of an update: the object as stored, and warnings.
+/// The outcome of an update: the object in its stored form, and warnings.
 struct Updated {
-    object: Value,
+    object: Arc<Value>,
     warnings: Vec<String>,
 }
 
@@ -226,7 +224,7 @@ async fn store_update(
 ) -> Result<Updated, ApiError> {
     let info = &request.target.info;
     let subresource = subresource.filter(|s| *s == "status");
-    let old = from_stored(info, Value::clone(&current.object));
+    let old = from_stored(info, &current.object);
     let name = meta_str(&old, "name").unwrap_or_default().to_owned();
     let now = now_rfc3339();
     let new = prepare_update(info, subresource, &old, new)?;
@@ -237,7 +235,7 @@ async fn store_update(
         establish_crd(&mut new, &now);
     }
     if without_volatile(&new) == without_volatile(&old) {
-        return Ok(Updated { object: old, warnings: admitted.warnings });
+        return Ok(Updated { object: current.object.clone(), warnings: admitted.warnings });
     }
     if track {
         new = patch::track_update(
@@ -251,7 +249,7 @@ async fn store_update(
         );
     }
     if request.query.dry_run {
-        return Ok(Updated { object: new, warnings: admitted.warnings });
+        return Ok(Updated { object: Arc::new(to_stored(info, new)), warnings: admitted.warnings });
     }
     let key = current.key.clone();
     let op = if ready_to_remove(&new) {
@@ -263,10 +261,7 @@ async fn store_update(
     if is_crd(info) {
         state.registry.refresh(&state.store);
     }
-    Ok(Updated {
-        object: from_stored(info, Value::clone(&written.object)),
-        warnings: admitted.warnings,
-    })
+    Ok(Updated { object: written.object, warnings: admitted.warnings })
 }
 
 /// The object without the fields every write changes on its own.
@@ -310,7 +305,7 @@ pub(crate) async fn update(state: &ApiState, request: ResourceRequest) -> ApiRes
     let subresource = request.target.subresource.clone();
     let updated =
         store_update(state, &request, &current, body, true, subresource.as_deref()).await?;
-    Ok(json_response(StatusCode::OK, &updated.object, &updated.warnings))
+    Ok(respond(&info, StatusCode::OK, &updated.object, &updated.warnings))
 }
 
 fn stale(info: &ResourceInfo, name: &str) -> ApiError {
@@ -345,7 +340,7 @@ async fn scale_write(
             .store
             .get(&request.target.key(&name))
             .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, &name))?;
-        let object = from_stored(&info, Value::clone(&current.object));
+        let object = from_stored(&info, &current.object);
         let scale = change(&scale_of(&info, &object)?)?;
         if let Some(rv) = resource_version(&scale)?
             && rv != current.revision
@@ -367,13 +362,13 @@ async fn scale_write(
                 }],
             ));
         }
-        let mut new = object.clone();
+        let mut new = object.into_owned();
         set_pointer(&mut new, &pointer(spec_path), replicas);
         match store_update(state, request, &current, new, true, None).await {
             Ok(updated) => {
                 return Ok(json_response(
                     StatusCode::OK,
-                    &scale_of(&info, &updated.object)?,
+                    &scale_of(&info, &from_stored(&info, &updated.object))?,
                     &updated.warnings,
                 ));
             }
@@ -507,7 +502,7 @@ pub(crate) async fn patch(state: &ApiState, request: ResourceRequest) -> ApiResu
         if precondition.is_some_and(|rv| rv != current.revision) {
             return Err(stale(&info, &name));
         }
-        let old = from_stored(&info, Value::clone(&current.object));
+        let old = from_stored(&info, &current.object);
         let mut new = change(&old)?;
         if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("resourceVersion".into(), json!(current.revision.to_string()));
@@ -524,7 +519,7 @@ pub(crate) async fn patch(state: &ApiState, request: ResourceRequest) -> ApiResu
         .await
         {
             Ok(updated) => {
-                return Ok(json_response(StatusCode::OK, &updated.object, &updated.warnings));
+                return Ok(respond(&info, StatusCode::OK, &updated.object, &updated.warnings));
             }
             Err(e)
                 if e.reason == "Conflict"
@@ -730,9 +725,7 @@ pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiRes
         state.registry.refresh(&state.store);
     }
     Ok(match deleted {
-        Deleted::Marked(object) => {
-            json_response(StatusCode::OK, &from_stored(&info, Value::clone(&object)), &[])
-        }
+        Deleted::Marked(object) => respond(&info, StatusCode::OK, &object, &[]),
         Deleted::Removed(object) => {
             let mut details =
                 json!({ "name": name, "kind": info.resource, "uid": meta_str(&object, "uid") });
@@ -758,13 +751,12 @@ pub(crate) async fn delete_collection(
     let snapshot = state.store.list(&prefix);
     let mut items = Vec::new();
     for entry in snapshot.entries().filter(|e| e.key.starts_with(&prefix)) {
-        let object = from_stored(&info, Value::clone(&entry.object));
-        if !super::read::selected(&request.query, &object) {
+        if !super::read::selected(&request.query, &from_stored(&info, &entry.object)) {
             continue;
         }
         match delete_entry(&state.store, &info, entry, propagation, request.query.dry_run).await {
             Ok(Deleted::Removed(o) | Deleted::Marked(o)) => {
-                items.push(from_stored(&info, Value::clone(&o)))
+                items.push(from_stored(&info, &o).into_owned())
             }
             Err(StoreError::NotFound { .. } | StoreError::Conflict { .. }) => {}
             Err(e) => return Err(ApiError::from_store(e, &info.group, &info.resource, "")),
