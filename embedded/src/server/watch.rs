@@ -89,22 +89,17 @@ pub(crate) async fn watch(state: &ApiState, request: ResourceRequest) -> ApiResu
     let prefix = request.target.prefix();
     let initial_wanted = query.send_initial_events == Some(true);
     let from_now = matches!(query.resource_version.as_deref(), None | Some("") | Some("0"));
+    // The current objects are sent from the snapshot itself (taken before the watch starts).
     let (initial, after) = if from_now || initial_wanted {
         let snapshot = state.store.list(&prefix);
-        let objects: Vec<Value> = snapshot
-            .entries()
-            .filter(|e| e.key.starts_with(&prefix))
-            .map(|e| from_stored(&info, &e.object))
-            .filter(|o| selected(&query, o))
-            .map(|o| o.into_owned())
-            .collect();
-        (objects, snapshot.revision())
+        let revision = snapshot.revision();
+        (Some(snapshot), revision)
     } else {
         let rv = query.resource_version.as_deref().unwrap_or_default();
         let revision = rv
             .parse()
             .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
-        (Vec::new(), revision)
+        (None, revision)
     };
     let mut renderer = Renderer {
         info: info.clone(),
@@ -124,8 +119,14 @@ pub(crate) async fn watch(state: &ApiState, request: ResourceRequest) -> ApiResu
             }
             Err(_) => return,
         };
-        for object in &initial {
-            if tx.send(Ok(renderer.line("ADDED", object))).await.is_err() {
+        for entry in initial.iter().flat_map(|s| s.entries()).filter(|e| e.key.starts_with(&prefix))
+        {
+            let object = from_stored(&info, &entry.object);
+            if !selected(&query, &object) {
+                continue;
+            }
+            let line = renderer.line("ADDED", &object);
+            if tx.send(Ok(line)).await.is_err() {
                 return;
             }
         }
