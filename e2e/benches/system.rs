@@ -51,18 +51,11 @@ fn spawn_up() -> Up {
     Up { child, dir, started }
 }
 
-async fn client(dir: &Path) -> kube::Client {
-    let kubeconfig = kube::config::Kubeconfig::read_from(dir.join("kubeconfig")).unwrap();
-    let config =
-        kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
-    kube::Client::try_from(config).unwrap()
-}
-
 /// Time until `/readyz` answers 200.
 async fn until_ready(up: &Up) -> (Duration, kube::Client) {
     loop {
         if up.dir.path().join("kubeconfig").exists() {
-            let client = client(up.dir.path()).await;
+            let client = keelson_e2e::client(up.dir.path()).await;
             let request = http::Request::get("/readyz").body(Vec::new()).unwrap();
             if client.request_text(request).await.is_ok() {
                 return (up.started.elapsed(), client);

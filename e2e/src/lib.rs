@@ -1,6 +1,7 @@
-//! End-to-end tests of Keelson live in `tests/`; this library only locates the built binary.
+//! End-to-end tests of Keelson live in `tests/`, benchmarks in `benches/`; this library holds
+//! what both need: the built binary, and a client for a running `keelson up`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The `keelson` binary built in the same target directory as the running test.
 pub fn keelson_binary() -> PathBuf {
@@ -15,4 +16,12 @@ pub fn keelson_binary() -> PathBuf {
         binary.display()
     );
     binary
+}
+
+/// A client for the `keelson up` whose data directory is `data_dir` (its kubeconfig).
+pub async fn client(data_dir: &Path) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::read_from(data_dir.join("kubeconfig")).unwrap();
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
+    kube::Client::try_from(config).unwrap()
 }

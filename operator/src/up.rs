@@ -1,7 +1,7 @@
 //! `keelson up`: the whole control plane on one machine, with an embedded Kubernetes API server.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -30,19 +30,17 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<RunningServer> {
     let mut config = ServerConfig::new(&args.data_dir);
     config.bind = args.bind;
     let server = server::start(config).await.context("starting the embedded API server")?;
-    let kubeconfig = args.data_dir.join(KUBECONFIG);
-    write_secret(&kubeconfig, &server.kubeconfig()).context("writing the kubeconfig")?;
+    let kubeconfig = server.kubeconfig();
+    write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     let client = client(&kubeconfig).await?;
     install_crds(&client).await?;
     tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, url = %server.url(), "control plane up");
     Ok(server)
 }
 
-/// A client for the kubeconfig `keelson up` wrote.
-pub async fn client(kubeconfig: &Path) -> anyhow::Result<kube::Client> {
-    let text = std::fs::read_to_string(kubeconfig)
-        .with_context(|| format!("reading {}", kubeconfig.display()))?;
-    let kubeconfig = Kubeconfig::from_yaml(&text).context("parsing the kubeconfig")?;
+/// A client for a kubeconfig given as YAML.
+async fn client(kubeconfig: &str) -> anyhow::Result<kube::Client> {
+    let kubeconfig = Kubeconfig::from_yaml(kubeconfig).context("parsing the kubeconfig")?;
     let config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
     Ok(kube::Client::try_from(config)?)

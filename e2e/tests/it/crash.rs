@@ -8,20 +8,14 @@ use kube::api::{Api, ListParams, ObjectMeta, PostParams};
 
 use crate::support::Keelson;
 
-async fn client(k: &Keelson) -> kube::Client {
-    let kubeconfig = kube::config::Kubeconfig::read_from(k.data_dir().join("kubeconfig")).unwrap();
-    let config =
-        kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
-    kube::Client::try_from(config).unwrap()
-}
-
 #[test]
 fn every_acknowledged_create_survives_sigkill() {
     let mut k = Keelson::up();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let acknowledged = Arc::new(Mutex::new(Vec::new()));
     runtime.block_on(async {
-        let api: Api<ConfigMap> = Api::namespaced(client(&k).await, "default");
+        let api: Api<ConfigMap> =
+            Api::namespaced(keelson_e2e::client(&k.data_dir()).await, "default");
         let writers: Vec<_> = (0..16)
             .map(|writer| {
                 let api = api.clone();
@@ -52,7 +46,8 @@ fn every_acknowledged_create_survives_sigkill() {
 
     k.start();
     runtime.block_on(async {
-        let api: Api<ConfigMap> = Api::namespaced(client(&k).await, "default");
+        let api: Api<ConfigMap> =
+            Api::namespaced(keelson_e2e::client(&k.data_dir()).await, "default");
         let stored: std::collections::HashSet<String> = api
             .list(&ListParams::default())
             .await
