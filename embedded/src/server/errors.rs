@@ -162,11 +162,6 @@ impl ApiError {
         )
     }
 
-    /// 406 for an Accept header the server cannot satisfy.
-    pub fn not_acceptable(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_ACCEPTABLE, "NotAcceptable", message)
-    }
-
     /// 410 for a watch or continue token older than the kept history.
     pub fn gone(message: impl Into<String>) -> Self {
         Self::new(StatusCode::GONE, "Expired", message)
