@@ -5,10 +5,12 @@
 //! - [`patch`]: JSON, merge, strategic merge patch and server-side apply;
 //! - [`protobuf`]: request bodies of built-ins in Kubernetes' protobuf encoding, as kubectl sends;
 //! - [`catalog`], [`selectors`], [`table`], [`discovery`], [`openapi`]: what is served and how;
-//! - [`server`]: the HTTPS API server tying them together.
+//! - [`server`]: the HTTPS API server tying them together;
+//! - [`node`]: the local node (kubelet, scheduler, workload controllers) for one machine.
 
 pub mod catalog;
 pub mod discovery;
+pub mod node;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;

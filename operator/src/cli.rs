@@ -22,6 +22,14 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run everything on this machine, with an embedded Kubernetes API server that kubectl uses.
+    ///
+    /// A local node runs the pods: Job pods (and pods annotated
+    /// `keelson.dev/run-as-process: "true"`) run their command as local processes of your user;
+    /// every other pod is simulated and becomes ready after --pod-ready-delay.
+    ///
+    /// Security: anyone holding the kubeconfig can therefore run commands on this machine by
+    /// creating a Job. The API listens on loopback only unless --bind says otherwise; pass
+    /// --no-process-pods to run no processes at all.
     Up(crate::up::UpArgs),
     /// Print Keelson's CustomResourceDefinitions as YAML, or write one file per CRD.
     ///

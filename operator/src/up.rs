@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use keelson_embedded::node::config::{self, NodeConfig};
+use keelson_embedded::node::{self, LocalNode, NodeOptions};
 use keelson_embedded::server::{self, RunningServer, ServerConfig, tls::write_secret};
 use kube::api::{Api, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -19,14 +21,72 @@ pub struct UpArgs {
     /// Address of the Kubernetes API; loopback unless told otherwise.
     #[arg(long, env = "KEELSON_BIND", default_value = "127.0.0.1:6443")]
     pub bind: SocketAddr,
+    /// A node to register, e.g. `gpu-1,nvidia.com/gpu=2,memory=64Gi,label:accelerator=a100,taint:gpu=true:NoSchedule`
+    /// (repeatable; without --node or --nodes-file, one node named after this host).
+    #[arg(long = "node", value_name = "SPEC")]
+    pub nodes: Vec<NodeConfig>,
+    /// A YAML file of nodes to register (`nodes: [{name, labels, taints, capacity}]`).
+    #[arg(long, value_name = "PATH")]
+    pub nodes_file: Option<PathBuf>,
+    /// Do not run Job pods as local processes: they fail with a message saying so.
+    #[arg(long)]
+    pub no_process_pods: bool,
+    /// How long a simulated pod takes to become ready.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration)]
+    pub pod_ready_delay: Duration,
+    /// First retry delay of a failed Job pod; it doubles per failure, up to 6 minutes.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub job_backoff: Duration,
+}
+
+/// A duration such as `2s`, `500ms` or `1m`.
+fn duration(text: &str) -> Result<Duration, String> {
+    let parsed: jiff::SignedDuration =
+        text.parse().map_err(|e| format!("{text:?} is not a duration like 2s or 500ms: {e}"))?;
+    Duration::try_from(parsed).map_err(|_| format!("{text:?} must not be negative"))
+}
+
+impl UpArgs {
+    /// The local node's settings: the nodes of `--node` and `--nodes-file`, or the host.
+    fn node_options(&self) -> anyhow::Result<NodeOptions> {
+        let mut options = NodeOptions::new(&self.data_dir);
+        let mut nodes = self.nodes.clone();
+        if let Some(path) = &self.nodes_file {
+            nodes.extend(config::load_file(path)?);
+        }
+        if !nodes.is_empty() {
+            options.nodes = nodes;
+        }
+        options.process_pods = !self.no_process_pods;
+        options.ready_delay = self.pod_ready_delay;
+        options.job_backoff = self.job_backoff;
+        Ok(options)
+    }
+}
+
+/// The running control plane.
+pub struct ControlPlane {
+    /// The API server.
+    pub server: RunningServer,
+    node: LocalNode,
+}
+
+impl ControlPlane {
+    /// Stops the local node (its processes first), then the API server.
+    pub async fn shutdown(self) {
+        self.node.shutdown().await;
+        self.server.shutdown(Duration::from_secs(5)).await;
+    }
 }
 
 /// The file name of the kubeconfig inside the data directory.
 pub const KUBECONFIG: &str = "kubeconfig";
 
-/// Starts the API server, writes the kubeconfig and installs Keelson's CRDs.
-pub async fn start(args: &UpArgs) -> anyhow::Result<RunningServer> {
+/// Starts the API server, writes the kubeconfig, installs Keelson's CRDs and starts the local
+/// node.
+pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     let started = Instant::now();
+    let node_options = args.node_options()?;
     let mut config = ServerConfig::new(&args.data_dir);
     config.bind = args.bind;
     let server = server::start(config).await.context("starting the embedded API server")?;
@@ -34,8 +94,9 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<RunningServer> {
     write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     let client = client(&kubeconfig).await?;
     install_crds(&client).await?;
+    let node = node::start(client, node_options).await.context("starting the local node")?;
     tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, url = %server.url(), "control plane up");
-    Ok(server)
+    Ok(ControlPlane { server, node })
 }
 
 /// A client for a kubeconfig given as YAML.
@@ -61,7 +122,8 @@ pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
 
 /// Runs `keelson up` until Ctrl-C.
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
-    let server = start(&args).await?;
+    let plane = start(&args).await?;
+    let server = &plane.server;
     // Absolute, so the printed `export` works from any directory.
     let data_dir = std::path::absolute(&args.data_dir).unwrap_or_else(|_| args.data_dir.clone());
     let kubeconfig = data_dir.join(KUBECONFIG);
@@ -74,10 +136,13 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     println!("  export KUBECONFIG={}", kubeconfig.display());
     println!("  kubectl apply -R -f examples/");
     println!("  kubectl get keelson");
+    println!(
+        "  kubectl create job hello --image=busybox -- sh -c 'echo hello from a local process'"
+    );
     println!();
     println!("Press Ctrl-C to stop.");
     tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
     println!("Stopping…");
-    server.shutdown(Duration::from_secs(5)).await;
+    plane.shutdown().await;
     Ok(())
 }

@@ -2,4 +2,5 @@
 
 mod crash;
 mod kubectl;
+mod node;
 mod support;

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 pub struct Keelson {
     pub dir: tempfile::TempDir,
     pub port: u16,
+    /// Extra arguments of `keelson up` (kept for restarts).
+    args: Vec<String>,
     child: Option<Child>,
 }
 
@@ -24,8 +26,14 @@ fn free_port() -> u16 {
 impl Keelson {
     /// Starts `keelson up` and waits until its kubeconfig works.
     pub fn up() -> Self {
+        Self::up_with(&[])
+    }
+
+    /// Starts `keelson up` with extra arguments.
+    pub fn up_with(args: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let mut keelson = Self { dir, port: free_port(), child: None };
+        let args = args.iter().map(|a| (*a).to_owned()).collect();
+        let mut keelson = Self { dir, port: free_port(), args, child: None };
         keelson.start();
         keelson
     }
@@ -36,6 +44,7 @@ impl Keelson {
             .args(["up", "--data-dir"])
             .arg(self.data_dir())
             .args(["--bind", &format!("127.0.0.1:{}", self.port)])
+            .args(&self.args)
             .env("KEELSON_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

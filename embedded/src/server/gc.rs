@@ -221,7 +221,7 @@ async fn act(
     match action {
         Action::Delete { propagation, .. } => {
             let Some(info) = info_of(&key) else { return Ok(()) };
-            delete_entry(store, &info, &current, propagation, false).await?;
+            delete_entry(store, &info, &current, propagation, None, false).await?;
             return Ok(());
         }
         Action::RemoveOwner { uid, .. } => {

@@ -3,11 +3,13 @@
 
 mod admission;
 mod convert;
+mod defaults;
 mod discovery_routes;
 mod errors;
 mod gc;
 mod objects;
 mod paths;
+pub mod pod_log;
 mod query;
 mod read;
 mod registry;
@@ -99,6 +101,8 @@ pub enum StartError {
 pub(crate) struct ApiState {
     pub(crate) store: Store,
     pub(crate) registry: Registry,
+    /// The data directory, where the local node keeps pod logs.
+    pub(crate) data_dir: Arc<std::path::Path>,
     token: Arc<str>,
     /// Recent list snapshots by revision, so later pages of a paginated list read the same state.
     snapshots: Arc<Mutex<VecDeque<Snapshot>>>,
@@ -189,6 +193,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let state = ApiState {
         store: store.clone(),
         registry,
+        data_dir: config.data_dir.clone().into(),
         token: credentials.token.clone().into(),
         snapshots: Arc::default(),
     };
@@ -313,6 +318,7 @@ async fn route(state: &ApiState, request: ResourceRequest) -> ApiResult<Response
         (&Method::GET, false, _) if request.query.watch => watch::watch(state, request).await,
         (&Method::GET, false, _) => read::list(state, request),
         (&Method::GET, true, Some("scale")) => read::get_scale(state, request),
+        (&Method::GET, true, Some("log")) => pod_log::pod_log(state, request).await,
         (&Method::GET, true, _) => read::get(state, request),
         (&Method::POST, false, _) => write::create(state, request).await,
         (&Method::PUT, true, Some("scale")) => write::update_scale(state, request).await,

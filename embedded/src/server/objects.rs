@@ -171,6 +171,7 @@ pub fn prepare_create(
     {
         map.remove("status");
     }
+    super::defaults::on_create(info, &mut object);
     Ok(object)
 }
 
@@ -302,9 +303,36 @@ pub fn finalizers(object: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Whether the object is being deleted and nothing holds it any more: the server removes it.
+/// Whether the object is being deleted and nothing holds it any more (no finalizer, no grace
+/// period a kubelet is still using): the server removes it.
 pub fn ready_to_remove(object: &Value) -> bool {
-    meta_str(object, "deletionTimestamp").is_some() && finalizers(object).is_empty()
+    meta_str(object, "deletionTimestamp").is_some()
+        && finalizers(object).is_empty()
+        && object
+            .pointer("/metadata/deletionGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            == 0
+}
+
+/// The grace period a delete gives the object: only pods bound to a node and still running get
+/// one (`requested`, else their `terminationGracePeriodSeconds`, else 30 s), so the node can stop
+/// their containers before the pod disappears; everything else goes at once.
+pub fn deletion_grace(info: &ResourceInfo, object: &Value, requested: Option<i64>) -> i64 {
+    let is_pod = info.builtin && info.group.is_empty() && info.resource == "pods";
+    let bound =
+        object.pointer("/spec/nodeName").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
+    let finished = matches!(
+        object.pointer("/status/phase").and_then(Value::as_str),
+        Some("Succeeded" | "Failed")
+    );
+    if !is_pod || !bound || finished {
+        return 0;
+    }
+    requested
+        .or_else(|| object.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64))
+        .unwrap_or(30)
+        .max(0)
 }
 
 #[cfg(test)]

@@ -94,19 +94,10 @@ pub fn resolve(
             return Err(ApiError::no_route(&path()));
         }
         if let Some(sub) = &t.subresource
-            && !t.info.subresources.iter().any(|s| subresource_name(s) == sub)
+            && !t.info.subresources.iter().any(|s| s.name() == sub)
         {
             return Err(ApiError::no_route(&path()));
         }
         Ok(t)
     })
-}
-
-/// The path segment of a subresource.
-pub fn subresource_name(sub: &crate::catalog::Subresource) -> &'static str {
-    match sub {
-        crate::catalog::Subresource::Status => "status",
-        crate::catalog::Subresource::Scale { .. } => "scale",
-        crate::catalog::Subresource::Log => "log",
-    }
 }

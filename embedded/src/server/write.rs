@@ -16,8 +16,8 @@ use super::admission::{admit, establish_crd};
 use super::convert::{from_stored, to_stored};
 use super::errors::{ApiError, ApiResult, Cause, Details};
 use super::objects::{
-    finalizers, is_crd, is_namespace, meta_str, metadata_mut, now_rfc3339, prepare_create,
-    prepare_update, ready_to_remove, resource_version,
+    deletion_grace, finalizers, is_crd, is_namespace, meta_str, metadata_mut, now_rfc3339,
+    prepare_create, prepare_update, ready_to_remove, resource_version,
 };
 use super::paths::{object_key, resource_prefix};
 use super::read::{json_response, pointer, scale_of, scale_paths};
@@ -549,6 +549,7 @@ pub(crate) enum Propagation {
 #[derive(Debug, Default)]
 struct DeleteOptions {
     propagation: Option<Propagation>,
+    grace_period: Option<i64>,
     uid: Option<String>,
     resource_version: Option<String>,
 }
@@ -580,6 +581,19 @@ fn delete_options(request: &ResourceRequest) -> ApiResult<DeleteOptions> {
             )));
         }
     };
+    options.grace_period = match body.get("gracePeriodSeconds") {
+        Some(value) => Some(value.as_i64().ok_or_else(|| {
+            ApiError::bad_request("gracePeriodSeconds must be an integer number of seconds")
+        })?),
+        None => match request.query.raw.get("gracePeriodSeconds") {
+            Some(raw) => Some(raw.parse().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "gracePeriodSeconds must be an integer number of seconds, not {raw:?}"
+                ))
+            })?),
+            None => None,
+        },
+    };
     options.uid = body.pointer("/preconditions/uid").and_then(Value::as_str).map(str::to_owned);
     options.resource_version =
         body.pointer("/preconditions/resourceVersion").and_then(Value::as_str).map(str::to_owned);
@@ -595,12 +609,15 @@ pub(crate) enum Deleted {
 }
 
 /// Deletes the stored object `current` with a propagation policy: removed at once when nothing
-/// holds it, otherwise marked with `deletionTimestamp` (and the policy's finalizer).
+/// holds it, otherwise marked with `deletionTimestamp` (and the policy's finalizer). A running pod
+/// bound to a node is held for its grace period (`requested_grace`, else its own): its node stops
+/// the containers, then deletes it with a grace period of 0.
 pub(crate) async fn delete_entry(
     store: &Store,
     info: &ResourceInfo,
     current: &Entry,
     propagation: Propagation,
+    requested_grace: Option<i64>,
     dry_run: bool,
 ) -> Result<Deleted, StoreError> {
     let mut object = Value::clone(&current.object);
@@ -616,7 +633,11 @@ pub(crate) async fn delete_entry(
         held.push(f.to_owned());
     }
     let namespace_content = is_namespace(info);
-    if held.is_empty() && !namespace_content {
+    let grace = deletion_grace(info, &object, requested_grace);
+    let granted = object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64);
+    // A second delete may shorten a grace period, never lengthen it.
+    let grace = granted.map_or(grace, |g| g.min(grace));
+    if held.is_empty() && !namespace_content && grace == 0 {
         if dry_run {
             return Ok(Deleted::Removed(current.object.clone()));
         }
@@ -629,14 +650,20 @@ pub(crate) async fn delete_entry(
         return Ok(Deleted::Removed(written.object));
     }
     let already = meta_str(&object, "deletionTimestamp").is_some();
-    if already && finalizers(&object) == held {
+    if already && finalizers(&object) == held && granted == Some(grace) {
         return Ok(Deleted::Marked(current.object.clone()));
     }
     let meta = metadata_mut(&mut object);
     meta.insert("finalizers".into(), json!(held));
+    if !already || granted != Some(grace) {
+        let deadline = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(grace);
+        meta.insert(
+            "deletionTimestamp".into(),
+            json!(deadline.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
+        );
+        meta.insert("deletionGracePeriodSeconds".into(), json!(grace));
+    }
     if !already {
-        meta.insert("deletionTimestamp".into(), json!(now_rfc3339()));
-        meta.insert("deletionGracePeriodSeconds".into(), json!(0));
         let generation = meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
         meta.insert("generation".into(), json!(generation + 1));
         if namespace_content {
@@ -718,9 +745,16 @@ pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiRes
         remove_custom_resources(state, &current.object).await;
     }
     let propagation = options.propagation.unwrap_or(Propagation::Background);
-    let deleted = delete_entry(&state.store, &info, &current, propagation, request.query.dry_run)
-        .await
-        .map_err(store_error(&info, &name))?;
+    let deleted = delete_entry(
+        &state.store,
+        &info,
+        &current,
+        propagation,
+        options.grace_period,
+        request.query.dry_run,
+    )
+    .await
+    .map_err(store_error(&info, &name))?;
     if is_crd(&info) {
         state.registry.refresh(&state.store);
     }
@@ -754,7 +788,10 @@ pub(crate) async fn delete_collection(
         if !super::read::selected(&request.query, &from_stored(&info, &entry.object)) {
             continue;
         }
-        match delete_entry(&state.store, &info, entry, propagation, request.query.dry_run).await {
+        let grace = options.grace_period;
+        match delete_entry(&state.store, &info, entry, propagation, grace, request.query.dry_run)
+            .await
+        {
             Ok(Deleted::Removed(o) | Deleted::Marked(o)) => {
                 items.push(from_stored(&info, &o).into_owned())
             }

@@ -1,0 +1,279 @@
+//! The local node, driven with kubectl as a user would: Jobs run as processes with logs,
+//! retries and deadlines; Deployments scale and roll; DaemonSets follow nodes; GPUs are never
+//! over-committed; deleting a pod stops its process; a restart leaves nothing running forever.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::support::{Keelson, eventually};
+
+/// Fast retries and readiness, so the tests take seconds.
+const FAST: [&str; 4] = ["--job-backoff", "200ms", "--pod-ready-delay", "200ms"];
+
+fn job(name: &str, extra_spec: &str, script: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\nspec:\n{extra_spec}  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: busybox\n        command: [sh, -c, {script:?}]\n"
+    )
+}
+
+/// The pid of the first container of `pod`, from its `process://<pid>` container id.
+fn pid_of(k: &Keelson, pod: &str) -> Option<u32> {
+    let id = k.jsonpath("pod", pod, "{.status.containerStatuses[0].containerID}");
+    id.strip_prefix("process://")?.parse().ok()
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has exited: only a live process counts.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+fn pods_of_job(k: &Keelson, job: &str) -> Vec<String> {
+    k.ok(&[
+        "get",
+        "pods",
+        "-l",
+        &format!("job-name={job}"),
+        "-o",
+        "jsonpath={.items[*].metadata.name}",
+    ])
+    .split_whitespace()
+    .map(str::to_owned)
+    .collect()
+}
+
+#[test]
+fn a_job_runs_its_command_and_kubectl_logs_prints_its_output() {
+    let k = Keelson::up_with(&FAST);
+    k.ok(&["create", "job", "hello", "--image=busybox", "--", "sh", "-c", "echo hi"]);
+    k.ok(&["wait", "--for=condition=complete", "job/hello", "--timeout=60s"]);
+    assert_eq!(k.ok(&["logs", "job/hello"]), "hi\n");
+    assert_eq!(k.jsonpath("job", "hello", "{.status.succeeded}"), "1");
+    let pod = &pods_of_job(&k, "hello")[0];
+    assert_eq!(k.jsonpath("pod", pod, "{.status.phase}"), "Succeeded");
+    assert_eq!(
+        k.jsonpath("pod", pod, "{.status.containerStatuses[0].state.terminated.reason}"),
+        "Completed"
+    );
+}
+
+#[test]
+fn a_failing_job_retries_to_its_backoff_limit_and_a_deadline_kills_a_slow_one() {
+    let k = Keelson::up_with(&FAST);
+    k.apply("fails.yaml", &job("fails", "  backoffLimit: 2\n", "echo attempt; exit 1"));
+    k.apply("slow.yaml", &job("slow", "  activeDeadlineSeconds: 2\n", "sleep 60"));
+    k.ok(&["wait", "--for=condition=failed", "job/fails", "--timeout=60s"]);
+    assert_eq!(k.jsonpath("job", "fails", "{.status.failed}"), "3");
+    assert_eq!(pods_of_job(&k, "fails").len(), 3, "three attempts");
+    assert_eq!(
+        k.jsonpath("job", "fails", "{.status.conditions[?(@.type==\"Failed\")].reason}"),
+        "BackoffLimitExceeded"
+    );
+    let started = Instant::now();
+    k.ok(&["wait", "--for=condition=failed", "job/slow", "--timeout=60s"]);
+    assert!(started.elapsed() < Duration::from_secs(40), "the deadline stopped the 60 s sleep");
+    assert_eq!(
+        k.jsonpath("job", "slow", "{.status.conditions[?(@.type==\"Failed\")].reason}"),
+        "DeadlineExceeded"
+    );
+}
+
+#[test]
+fn kubectl_logs_follow_streams_a_running_job_line_by_line() {
+    let k = Keelson::up_with(&FAST);
+    k.apply("count.yaml", &job("count", "", "for i in 1 2 3; do echo line-$i; sleep 1; done"));
+    eventually(30, "the job's pod to run", || {
+        pods_of_job(&k, "count").first().is_some_and(|p| pid_of(&k, p).is_some())
+    });
+    let mut follow =
+        k.kubectl_cmd(&["logs", "-f", "job/count"]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(follow.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert_eq!(first, "line-1");
+    assert_eq!(
+        k.jsonpath("job", "count", "{.status.active}"),
+        "1",
+        "the first line arrived while the job still ran"
+    );
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert_eq!(rest, ["line-2", "line-3"], "the stream ends when the container does");
+    assert!(follow.wait().unwrap().success());
+}
+
+#[test]
+fn deleting_a_running_jobs_pod_terminates_its_process() {
+    let k = Keelson::up_with(&FAST);
+    k.apply("sleeper.yaml", &job("sleeper", "", "sleep 300"));
+    let mut found = None;
+    eventually(30, "the sleeper's process", || {
+        found = pods_of_job(&k, "sleeper").first().and_then(|p| Some((p.clone(), pid_of(&k, p)?)));
+        found.is_some()
+    });
+    let (pod, pid) = found.unwrap();
+    assert!(alive(pid));
+    k.ok(&["delete", "pod", &pod, "--timeout=30s"]);
+    eventually(10, "the process to end", || !alive(pid));
+}
+
+#[test]
+fn a_restart_fails_pods_whose_processes_died_and_the_job_retries() {
+    let mut k = Keelson::up_with(&FAST);
+    k.apply("long.yaml", &job("long", "  backoffLimit: 1\n", "sleep 300"));
+    let mut found = None;
+    eventually(30, "the process", || {
+        found = pods_of_job(&k, "long").first().and_then(|p| Some((p.clone(), pid_of(&k, p)?)));
+        found.is_some()
+    });
+    let (pod, pid) = found.unwrap();
+    k.kill();
+    k.start();
+    eventually(30, "the lost pod to fail", || {
+        k.jsonpath("pod", &pod, "{.status.phase}") == "Failed"
+    });
+    assert!(!alive(pid), "the orphaned process was stopped at start");
+    assert!(
+        k.jsonpath("pod", &pod, "{.status.containerStatuses[0].state.terminated.message}")
+            .contains("keelson stopped")
+    );
+    eventually(30, "a second attempt", || pods_of_job(&k, "long").len() == 2);
+}
+
+#[test]
+fn with_no_process_pods_a_job_fails_saying_why() {
+    let k = Keelson::up_with(&["--no-process-pods", "--job-backoff", "100ms"]);
+    k.apply("refused.yaml", &job("refused", "  backoffLimit: 0\n", "echo never"));
+    k.ok(&["wait", "--for=condition=failed", "job/refused", "--timeout=60s"]);
+    let pod = &pods_of_job(&k, "refused")[0];
+    let message = k.jsonpath("pod", pod, "{.status.containerStatuses[0].state.terminated.message}");
+    assert!(message.contains("--no-process-pods"), "{message}");
+}
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 0
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+";
+
+fn running_pods(k: &Keelson, selector: &str) -> Vec<String> {
+    k.ok(&[
+        "get",
+        "pods",
+        "-l",
+        selector,
+        "--field-selector=status.phase=Running",
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name}={.metadata.deletionTimestamp} {end}",
+    ])
+    .split_whitespace()
+    .filter_map(|entry| entry.strip_suffix('=').map(str::to_owned))
+    .collect()
+}
+
+#[test]
+fn a_deployment_scales_and_rolls_to_a_new_image() {
+    let k = Keelson::up_with(&FAST);
+    k.apply("web.yaml", DEPLOYMENT);
+    k.ok(&["scale", "deployment/web", "--replicas=3"]);
+    k.ok(&["rollout", "status", "deployment/web", "--timeout=60s"]);
+    assert_eq!(k.jsonpath("deployment", "web", "{.status.readyReplicas}"), "3");
+    assert_eq!(running_pods(&k, "app=web").len(), 3);
+    k.ok(&["scale", "deployment/web", "--replicas=1"]);
+    eventually(30, "one pod left", || running_pods(&k, "app=web").len() == 1);
+    eventually(30, "one replica available", || {
+        k.jsonpath("deployment", "web", "{.status.availableReplicas}/{.status.replicas}") == "1/1"
+    });
+    k.ok(&["set", "image", "deployment/web", "web=nginx:1.28"]);
+    k.ok(&["rollout", "status", "deployment/web", "--timeout=60s"]);
+    eventually(30, "the old pod to go", || running_pods(&k, "app=web").len() == 1);
+    let pod = &running_pods(&k, "app=web")[0];
+    assert_eq!(k.jsonpath("pod", pod, "{.spec.containers[0].image}"), "nginx:1.28");
+    let sets =
+        k.ok(&["get", "replicasets", "-l", "app=web", "-o", "jsonpath={.items[*].spec.replicas}"]);
+    let mut replicas: Vec<&str> = sets.split_whitespace().collect();
+    replicas.sort();
+    assert_eq!(replicas, ["0", "1"], "the old ReplicaSet is kept at zero for rollbacks");
+    let logs = k.fails(&["logs", pod]);
+    assert!(logs.contains("simulated"), "{logs}");
+}
+
+#[test]
+fn a_daemonset_lands_on_matching_nodes_and_follows_new_ones() {
+    let k = Keelson::up_with(&[
+        "--pod-ready-delay",
+        "200ms",
+        "--node",
+        "ssd-1,label:disk=ssd",
+        "--node",
+        "hdd-1",
+    ]);
+    k.apply(
+        "agent.yaml",
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: agent\nspec:\n  selector:\n    matchLabels: {app: agent}\n  template:\n    metadata:\n      labels: {app: agent}\n    spec:\n      nodeSelector: {disk: ssd}\n      containers:\n      - name: agent\n        image: agent:1\n",
+    );
+    let nodes_of_pods = || {
+        let mut nodes: Vec<String> = k
+            .ok(&["get", "pods", "-l", "app=agent", "-o", "jsonpath={.items[*].spec.nodeName}"])
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        nodes.sort();
+        nodes
+    };
+    eventually(30, "a pod on ssd-1", || nodes_of_pods() == ["ssd-1"]);
+    k.apply(
+        "node.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: ssd-2\n  labels: {disk: ssd}\n",
+    );
+    eventually(30, "a pod on the new node", || nodes_of_pods() == ["ssd-1", "ssd-2"]);
+    eventually(30, "both ready", || {
+        k.jsonpath("daemonset", "agent", "{.status.desiredNumberScheduled}/{.status.numberReady}")
+            == "2/2"
+    });
+}
+
+fn gpu_pod(name: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: main\n    image: vllm/vllm-openai\n    resources:\n      limits: {{nvidia.com/gpu: 1}}\n"
+    )
+}
+
+#[test]
+fn a_gpu_pod_waits_for_a_gpu_node_and_gpus_are_never_over_committed() {
+    let k = Keelson::up_with(&FAST);
+    k.apply("gpu-a.yaml", &gpu_pod("gpu-a"));
+    eventually(30, "gpu-a to be unschedulable", || {
+        k.jsonpath("pod", "gpu-a", "{.status.conditions[?(@.type==\"PodScheduled\")].reason}")
+            == "Unschedulable"
+    });
+    let events = k.ok(&["get", "events", "--field-selector=involvedObject.name=gpu-a"]);
+    assert!(
+        events.contains("FailedScheduling") && events.contains("Insufficient nvidia.com/gpu"),
+        "{events}"
+    );
+    assert_eq!(k.jsonpath("pod", "gpu-a", "{.status.phase}"), "Pending");
+    k.apply(
+        "gpu-node.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\nstatus:\n  capacity: {nvidia.com/gpu: \"1\"}\n",
+    );
+    eventually(30, "gpu-a on gpu-1", || k.jsonpath("pod", "gpu-a", "{.spec.nodeName}") == "gpu-1");
+    k.apply("gpu-b.yaml", &gpu_pod("gpu-b"));
+    eventually(30, "gpu-b to be unschedulable", || {
+        k.jsonpath("pod", "gpu-b", "{.status.conditions[?(@.type==\"PodScheduled\")].reason}")
+            == "Unschedulable"
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(k.jsonpath("pod", "gpu-b", "{.spec.nodeName}"), "", "one GPU, one pod");
+}

@@ -1,0 +1,724 @@
+//! One pod on the local node, from binding to deletion: its containers run as local processes
+//! (Job pods and pods annotated `keelson.dev/run-as-process: "true"`) or are simulated, its
+//! status is reported, and it is stopped gracefully when deleted or past its deadline.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod};
+use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use super::env;
+use super::status::{self, Ended, Observed};
+use crate::node::pods::is_terminal;
+use crate::node::runtime::logs;
+use crate::node::runtime::process::{self, ProcessSpec, Terminator};
+use crate::server::pod_log::SIMULATED_SCHEME;
+
+/// The annotation that makes any pod run its containers as local processes.
+pub const RUN_AS_PROCESS: &str = "keelson.dev/run-as-process";
+
+/// Scheme of the container id of a process: `process://<pid>`.
+const PROCESS_SCHEME: &str = "process://";
+
+/// What every pod worker shares.
+pub struct Shared {
+    /// Client of the API server.
+    pub client: Client,
+    /// Where pod directories live (`<data dir>`).
+    pub data_dir: PathBuf,
+    /// Whether Job pods may run as processes (`--no-process-pods` turns it off).
+    pub process_pods: bool,
+    /// How long a simulated pod takes to become ready.
+    pub ready_delay: Duration,
+    /// Becomes true when the node shuts down.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// The latest state of the pod; `None` once it is gone.
+pub type Updates = watch::Receiver<Option<Arc<Pod>>>;
+
+/// Runs the pod until it is gone or the node shuts down.
+pub async fn run(shared: Arc<Shared>, mut updates: Updates) {
+    let Some(pod) = updates.borrow_and_update().clone() else { return };
+    let api: Api<Pod> =
+        Api::namespaced(shared.client.clone(), &pod.namespace().unwrap_or_default());
+    let mut worker = Worker { shared: shared.clone(), api, pod: pod.clone(), updates };
+    let result = if !runs_as_process(&pod) {
+        worker.simulate().await
+    } else if shared.process_pods {
+        worker.run_processes().await
+    } else {
+        worker.refuse().await
+    };
+    if let Err(error) = result {
+        tracing::warn!(pod = %pod.name_any(), %error, "the local node lost track of a pod");
+    }
+}
+
+/// Whether the pod's containers run as local processes.
+pub fn runs_as_process(pod: &Pod) -> bool {
+    let owned_by_job = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|r| r.kind == "Job" && r.api_version.starts_with("batch/"));
+    let annotated = pod.annotations().get(RUN_AS_PROCESS).is_some_and(|v| v == "true");
+    owned_by_job || annotated
+}
+
+/// What wakes a waiting worker.
+enum Wake {
+    /// The pod changed (still there, not deleting).
+    Changed,
+    /// The pod is being deleted (graceful).
+    Deleting,
+    /// The pod is gone.
+    Gone,
+    /// The node is shutting down.
+    Shutdown,
+}
+
+struct Worker {
+    shared: Arc<Shared>,
+    api: Api<Pod>,
+    pod: Arc<Pod>,
+    updates: Updates,
+}
+
+impl Worker {
+    fn name(&self) -> String {
+        self.pod.name_any()
+    }
+
+    fn uid(&self) -> String {
+        self.pod.uid().unwrap_or_default()
+    }
+
+    /// Waits for the next change of the pod or the node.
+    async fn wake(&mut self) -> Wake {
+        let mut shutdown = self.shared.shutdown.clone();
+        if *shutdown.borrow() {
+            return Wake::Shutdown;
+        }
+        tokio::select! {
+            changed = self.updates.changed() => {
+                let latest = if changed.is_ok() { self.updates.borrow_and_update().clone() } else { None };
+                match latest {
+                    None => Wake::Gone,
+                    Some(pod) => {
+                        let deleting = pod.metadata.deletion_timestamp.is_some();
+                        self.pod = pod;
+                        if deleting { Wake::Deleting } else { Wake::Changed }
+                    }
+                }
+            }
+            _ = shutdown.wait_for(|stop| *stop) => Wake::Shutdown,
+        }
+    }
+
+    /// Writes the status the node observed, re-reading the pod on conflicts so that conditions
+    /// written by others (readiness gates) are kept. Failures are logged, not fatal: the next
+    /// change reports again.
+    async fn report(&self, observed: &Observed) {
+        let name = self.name();
+        for _ in 0..8 {
+            let current = match self.api.get_opt(&name).await {
+                Ok(Some(current)) if current.uid() == self.pod.uid() => current,
+                Ok(_) => return,
+                Err(error) => {
+                    tracing::warn!(pod = %name, %error, "reading a pod to report its status failed");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+            };
+            let rendered = status::render(&current, observed, Timestamp::now());
+            if current.status.as_ref() == Some(&rendered) {
+                return;
+            }
+            let patch = json!({
+                "metadata": { "resourceVersion": current.resource_version() },
+                "status": rendered,
+            });
+            match self.api.patch_status(&name, &PatchParams::default(), &Patch::Merge(patch)).await
+            {
+                Ok(_) => return,
+                Err(kube::Error::Api(e)) if e.code == 409 => {}
+                Err(kube::Error::Api(e)) if e.code == 404 => return,
+                Err(error) => {
+                    tracing::warn!(pod = %name, %error, "reporting a pod's status failed");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+    }
+
+    /// Removes the pod for good once its containers stopped (a grace period of 0, only this
+    /// incarnation of it).
+    async fn finish_deletion(&self) -> Result<(), kube::Error> {
+        let params = DeleteParams {
+            grace_period_seconds: Some(0),
+            preconditions: Some(Preconditions { uid: self.pod.uid(), resource_version: None }),
+            ..DeleteParams::default()
+        };
+        match self.api.delete(&self.name(), &params).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Keeps reporting (readiness gates can change) until the pod goes.
+    async fn until_deleted(&mut self, observed: &Observed) -> Result<(), kube::Error> {
+        loop {
+            match self.wake().await {
+                Wake::Changed => self.report(observed).await,
+                Wake::Deleting => return self.finish_deletion().await,
+                Wake::Gone | Wake::Shutdown => return Ok(()),
+            }
+        }
+    }
+
+    /// A simulated pod: after the ready delay its containers are running and ready.
+    async fn simulate(&mut self) -> Result<(), kube::Error> {
+        let spec = self.pod.spec.clone().unwrap_or_default();
+        let uid = self.uid();
+        let id = |name: &str| format!("{SIMULATED_SCHEME}{uid}/{name}");
+        let already = self.pod.status.as_ref().and_then(|s| s.container_statuses.as_ref());
+        let running_before = already.is_some_and(|statuses| {
+            !statuses.is_empty()
+                && statuses.iter().all(|s| s.state.as_ref().is_some_and(|st| st.running.is_some()))
+        });
+        let now = Timestamp::now();
+        let mut observed = Observed {
+            start_time: Some(
+                self.pod.status.as_ref().and_then(|s| s.start_time.clone()).map_or(now, |t| t.0),
+            ),
+            pod_ip: Some(simulated_ip(&uid)),
+            ..Observed::default()
+        };
+        if !running_before && !is_terminal(&self.pod) {
+            observed.phase = Some("Pending");
+            observed.containers = spec
+                .containers
+                .iter()
+                .map(|c| status::waiting(&c.name, "ContainerCreating", None, &initial(c)))
+                .collect();
+            self.report(&observed).await;
+            let ready_at = Instant::now() + self.shared.ready_delay;
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(ready_at) => break,
+                    wake = self.wake() => match wake {
+                        Wake::Changed => {}
+                        Wake::Deleting => return self.finish_deletion().await,
+                        Wake::Gone | Wake::Shutdown => return Ok(()),
+                    },
+                }
+            }
+        }
+        let started = Timestamp::now();
+        let done = Ended {
+            exit_code: 0,
+            signal: None,
+            reason: "Completed".into(),
+            message: None,
+            started_at: Some(started),
+            finished_at: started,
+        };
+        observed.init = spec
+            .init_containers
+            .iter()
+            .flatten()
+            .map(|c| status::terminated(&c.name, Some(id(&c.name)), &done, &initial(c)))
+            .collect();
+        observed.containers = spec
+            .containers
+            .iter()
+            .map(|c| status::running(&c.name, id(&c.name), started, &initial(c)))
+            .collect();
+        observed.phase = Some("Running");
+        if is_terminal(&self.pod) {
+            return self.until_deleted(&Observed::default()).await;
+        }
+        self.report(&observed).await;
+        self.until_deleted(&observed).await
+    }
+
+    /// Process pods while `--no-process-pods` is set: they fail at once, saying why.
+    async fn refuse(&mut self) -> Result<(), kube::Error> {
+        let spec = self.pod.spec.clone().unwrap_or_default();
+        let now = Timestamp::now();
+        let ended = Ended {
+            exit_code: 126,
+            signal: None,
+            reason: "ContainerCannotRun".into(),
+            message: Some(
+                "keelson up runs with --no-process-pods, so this pod's containers (which would run as local processes) are not started".into(),
+            ),
+            started_at: None,
+            finished_at: now,
+        };
+        let observed = Observed {
+            containers: spec
+                .containers
+                .iter()
+                .map(|c| status::terminated(&c.name, None, &ended, &initial(c)))
+                .collect(),
+            phase: Some("Failed"),
+            start_time: Some(now),
+            message: ended.message.clone(),
+            ..Observed::default()
+        };
+        if !is_terminal(&self.pod) {
+            self.report(&observed).await;
+        }
+        self.until_deleted(&observed).await
+    }
+
+    /// A process pod: init containers one after another, then every container at once, each
+    /// restarted as its restart policy says.
+    async fn run_processes(&mut self) -> Result<(), kube::Error> {
+        let spec = self.pod.spec.clone().unwrap_or_default();
+        let restart_policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
+        let mut observed = recover(&self.pod);
+        if matches!(observed.phase, Some("Succeeded" | "Failed")) {
+            if !is_terminal(&self.pod) {
+                self.report(&observed).await;
+            }
+            return self.until_deleted(&observed).await;
+        }
+        let pod_dir = logs::pod_dir(
+            &self.shared.data_dir,
+            &self.pod.namespace().unwrap_or_default(),
+            &self.name(),
+            &self.uid(),
+        );
+        self.report(&observed).await;
+        let deadline = spec.active_deadline_seconds.map(|s| {
+            let started = observed.start_time.unwrap_or_else(Timestamp::now);
+            let left =
+                (started + jiff::SignedDuration::from_secs(s)).duration_since(Timestamp::now());
+            Instant::now() + Duration::try_from(left).unwrap_or(Duration::ZERO)
+        });
+        let (events, mut inbox) = mpsc::channel(16);
+        let mut running: Vec<Option<Terminator>> = vec![None; spec.containers.len()];
+        let mut restarts: Vec<(Instant, Slot)> = Vec::new();
+
+        // Init containers first, in order; a failure ends the pod or retries it.
+        let init = spec.init_containers.clone().unwrap_or_default();
+        let mut next_init =
+            observed.init.iter().take_while(|s| status::exit_code(s) == Some(0)).count();
+        if next_init < init.len() {
+            self.launch(&pod_dir, &init[next_init], Slot::Init(next_init), &mut observed, &events)
+                .await;
+        } else {
+            for (index, container) in spec.containers.iter().enumerate() {
+                if status::exit_code(&observed.containers[index]).is_none() {
+                    self.launch(&pod_dir, container, Slot::App(index), &mut observed, &events)
+                        .await;
+                }
+            }
+        }
+        self.report(&observed).await;
+        loop {
+            let next_restart = restarts.iter().map(|(at, _)| *at).min();
+            tokio::select! {
+                Some(event) = inbox.recv() => {
+                    match event {
+                        Event::Retry { slot } => {
+                            let container = match slot {
+                                Slot::Init(i) => &init[i],
+                                Slot::App(i) => &spec.containers[i],
+                            };
+                            self.launch(&pod_dir, container, slot, &mut observed, &events).await;
+                        }
+                        Event::Started { slot, pid, started_at, terminator } => {
+                            let id = format!("{PROCESS_SCHEME}{pid}");
+                            let cell = observed.slot_mut(slot);
+                            *cell = status::running(&cell.name.clone(), id, started_at, cell);
+                            if let Slot::App(i) = slot {
+                                running[i] = Some(terminator);
+                            }
+                            if observed.phase != Some("Running") && matches!(slot, Slot::App(_)) {
+                                observed.phase = Some("Running");
+                            }
+                        }
+                        Event::Ended { slot, ended } => {
+                            let cell = observed.slot_mut(slot);
+                            *cell = status::terminated(&cell.name.clone(), None, &ended, cell);
+                            let failed = ended.exit_code != 0;
+                            let again = match restart_policy.as_str() {
+                                "Always" => true,
+                                "OnFailure" => failed,
+                                _ => false,
+                            };
+                            match slot {
+                                Slot::Init(i) if !failed => {
+                                    next_init = i + 1;
+                                    if next_init < init.len() {
+                                        self.launch(&pod_dir, &init[next_init], Slot::Init(next_init), &mut observed, &events).await;
+                                    } else {
+                                        for (index, container) in spec.containers.iter().enumerate() {
+                                            self.launch(&pod_dir, container, Slot::App(index), &mut observed, &events).await;
+                                        }
+                                    }
+                                }
+                                Slot::Init(_) if restart_policy != "Never" => {
+                                    restarts.push((Instant::now() + crash_loop(&mut observed, slot, &self.name()), slot));
+                                }
+                                Slot::Init(_) => observed.phase = Some("Failed"),
+                                Slot::App(i) => {
+                                    running[i] = None;
+                                    if again {
+                                        restarts.push((Instant::now() + crash_loop(&mut observed, slot, &self.name()), slot));
+                                    } else if let Some(phase) = status::final_phase(&restart_policy, &observed.containers) {
+                                        observed.phase = Some(phase);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    self.report(&observed).await;
+                    if matches!(observed.phase, Some("Succeeded" | "Failed")) {
+                        return self.until_deleted(&observed).await;
+                    }
+                }
+                _ = sleep_until_some(next_restart) => {
+                    let now = Instant::now();
+                    let due: Vec<Slot> = restarts.iter().filter(|(at, _)| *at <= now).map(|(_, slot)| *slot).collect();
+                    restarts.retain(|(at, _)| *at > now);
+                    for slot in due {
+                        let container = match slot {
+                            Slot::Init(i) => &init[i],
+                            Slot::App(i) => &spec.containers[i],
+                        };
+                        self.launch(&pod_dir, container, slot, &mut observed, &events).await;
+                    }
+                    self.report(&observed).await;
+                }
+                _ = sleep_until_some(deadline) => {
+                    let grace = grace_period(&self.pod);
+                    stop_all(&mut running, grace).await;
+                    drain_ends(&mut inbox, &mut observed).await;
+                    observed.phase = Some("Failed");
+                    observed.reason = Some("DeadlineExceeded".into());
+                    observed.message = Some("Pod was active on the node longer than the specified deadline".into());
+                    self.report(&observed).await;
+                    return self.until_deleted(&observed).await;
+                }
+                wake = self.wake() => match wake {
+                    Wake::Changed => {}
+                    Wake::Deleting => {
+                        let grace = Duration::from_secs(self.pod.metadata.deletion_grace_period_seconds.unwrap_or(30).max(0) as u64);
+                        stop_all(&mut running, grace).await;
+                        self.finish_deletion().await?;
+                        remove_dir(&pod_dir).await;
+                        return Ok(());
+                    }
+                    Wake::Gone => {
+                        stop_all(&mut running, Duration::ZERO).await;
+                        remove_dir(&pod_dir).await;
+                        return Ok(());
+                    }
+                    Wake::Shutdown => {
+                        stop_all(&mut running, grace_period(&self.pod).min(Duration::from_secs(5))).await;
+                        return Ok(());
+                    }
+                },
+            }
+        }
+    }
+
+    /// Starts one container's process; its start and end arrive as events.
+    async fn launch(
+        &self,
+        pod_dir: &std::path::Path,
+        container: &Container,
+        slot: Slot,
+        observed: &mut Observed,
+        events: &mpsc::Sender<Event>,
+    ) {
+        let restart_count = observed.slot_mut(slot).restart_count.max(0) as u32;
+        let spec = match self.process_spec(pod_dir, container, restart_count).await {
+            Ok(spec) => spec,
+            Err(message) => {
+                let cell = observed.slot_mut(slot);
+                *cell = status::waiting(
+                    &container.name,
+                    "CreateContainerConfigError",
+                    Some(message),
+                    cell,
+                );
+                // The configuration may appear later: try again soon.
+                let events = events.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                    let _ = events.send(Event::Retry { slot }).await;
+                });
+                return;
+            }
+        };
+        let events = events.clone();
+        tokio::spawn(async move {
+            let ended = match process::start(spec).await {
+                Ok(mut child) => {
+                    let started_at = child.started_at();
+                    let started = Event::Started {
+                        slot,
+                        pid: child.pid(),
+                        started_at,
+                        terminator: child.terminator(),
+                    };
+                    let _ = events.send(started).await;
+                    let exit = child.wait().await;
+                    Ended {
+                        exit_code: exit.exit_code,
+                        signal: exit.signal,
+                        reason: exit.reason.to_owned(),
+                        message: None,
+                        started_at: Some(started_at),
+                        finished_at: exit.finished_at,
+                    }
+                }
+                Err(failure) => Ended {
+                    exit_code: failure.exit_code,
+                    signal: None,
+                    reason: failure.reason,
+                    message: Some(failure.message),
+                    started_at: None,
+                    finished_at: Timestamp::now(),
+                },
+            };
+            let _ = events.send(Event::Ended { slot, ended }).await;
+        });
+    }
+
+    /// The process of a container: command line, environment, directories.
+    async fn process_spec(
+        &self,
+        pod_dir: &std::path::Path,
+        container: &Container,
+        restart_count: u32,
+    ) -> Result<ProcessSpec, String> {
+        let work_dir = pod_dir.join("work");
+        let hostname =
+            self.pod.spec.as_ref().and_then(|s| s.hostname.clone()).unwrap_or_else(|| self.name());
+        let base = vec![
+            (
+                "PATH".to_owned(),
+                std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()),
+            ),
+            ("HOME".to_owned(), work_dir.display().to_string()),
+            ("HOSTNAME".to_owned(), hostname),
+        ];
+        let env = env::resolve(&self.shared.client, &self.pod, container, base)
+            .await
+            .map_err(|e| e.to_string())?;
+        let command = container.command.clone().unwrap_or_default();
+        let args = container.args.clone().unwrap_or_default();
+        // Without an image there is no entrypoint: the command runs, or else the arguments do
+        // (as with images that have no entrypoint, such as busybox).
+        let mut argv: Vec<String> =
+            if command.is_empty() { args } else { command.into_iter().chain(args).collect() };
+        if argv.is_empty() {
+            return Err(format!(
+                "container {:?} has no command: keelson's local node runs a Job pod's command as a local process and cannot use an image's entrypoint; give the container a command",
+                container.name
+            ));
+        }
+        argv = argv.iter().map(|a| env::expand(a, &env)).collect();
+        let program = argv.remove(0);
+        Ok(ProcessSpec {
+            program,
+            args: argv,
+            env,
+            work_dir,
+            log_path: logs::log_path(pod_dir, &container.name, restart_count),
+            pid_file: pod_dir.join("pids").join(format!("{}.pid", container.name)),
+        })
+    }
+}
+
+/// Which container an event is about.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    Init(usize),
+    App(usize),
+}
+
+impl Observed {
+    fn slot_mut(&mut self, slot: Slot) -> &mut ContainerStatus {
+        match slot {
+            Slot::Init(i) => &mut self.init[i],
+            Slot::App(i) => &mut self.containers[i],
+        }
+    }
+}
+
+/// What a container's task reports.
+enum Event {
+    Started {
+        slot: Slot,
+        pid: u32,
+        started_at: Timestamp,
+        terminator: Terminator,
+    },
+    Ended {
+        slot: Slot,
+        ended: Ended,
+    },
+    /// The container's configuration was missing: try to start it again.
+    Retry {
+        slot: Slot,
+    },
+}
+
+/// The first status of a container.
+fn initial(container: &Container) -> ContainerStatus {
+    ContainerStatus {
+        name: container.name.clone(),
+        image: container.image.clone().unwrap_or_default(),
+        image_id: String::new(),
+        ..ContainerStatus::default()
+    }
+}
+
+/// What the node knew of a process pod before (after a restart of `keelson up`): containers
+/// that were running died with the previous process; they are recorded as ended, and run again
+/// unless the restart policy is `Never`, in which case the pod has failed.
+fn recover(pod: &Pod) -> Observed {
+    let spec = pod.spec.clone().unwrap_or_default();
+    let status = pod.status.clone().unwrap_or_default();
+    let never = spec.restart_policy.as_deref() == Some("Never");
+    let now = Timestamp::now();
+    let mut lost = false;
+    let mut recover_one = |c: &Container, previous: Option<&ContainerStatus>| -> ContainerStatus {
+        let Some(previous) = previous else {
+            return status::waiting(&c.name, "ContainerCreating", None, &initial(c));
+        };
+        let Some(running) = previous.state.as_ref().and_then(|s| s.running.as_ref()) else {
+            return previous.clone();
+        };
+        lost = true;
+        let ended = Ended {
+            exit_code: 137,
+            signal: Some(9),
+            reason: "Error".into(),
+            message: Some("the process ended when keelson stopped".into()),
+            started_at: running.started_at.as_ref().map(|t| t.0),
+            finished_at: now,
+        };
+        let dead = status::terminated(&c.name, None, &ended, previous);
+        if never {
+            dead
+        } else {
+            status::waiting(&c.name, "ContainerCreating", None, &status::restarted(&dead))
+        }
+    };
+    let find = |list: &Option<Vec<ContainerStatus>>, name: &str| {
+        list.iter().flatten().find(|s| s.name == name).cloned()
+    };
+    let init: Vec<ContainerStatus> = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .map(|c| recover_one(c, find(&status.init_container_statuses, &c.name).as_ref()))
+        .collect();
+    let containers: Vec<ContainerStatus> = spec
+        .containers
+        .iter()
+        .map(|c| recover_one(c, find(&status.container_statuses, &c.name).as_ref()))
+        .collect();
+    let phase = match status.phase.as_deref() {
+        _ if lost && never => "Failed",
+        Some("Succeeded") => "Succeeded",
+        Some("Failed") => "Failed",
+        Some("Running") => "Running",
+        _ => "Pending",
+    };
+    Observed {
+        init,
+        containers,
+        phase: Some(phase),
+        reason: status.reason.clone(),
+        message: status.message.clone(),
+        start_time: Some(status.start_time.map_or(now, |t| t.0)),
+        pod_ip: Some("127.0.0.1".into()),
+    }
+}
+
+/// Puts an ended container into the kubelet's crash-loop back-off (10 s doubling per restart,
+/// at most 5 minutes) and says how long it waits.
+fn crash_loop(observed: &mut Observed, slot: Slot, pod: &str) -> Duration {
+    let cell = observed.slot_mut(slot);
+    let restarts = cell.restart_count.clamp(0, 5) as u32;
+    let delay = Duration::from_secs(10 * 2u64.pow(restarts)).min(Duration::from_secs(300));
+    let message = format!(
+        "back-off {}s restarting failed container={} pod={pod}",
+        delay.as_secs(),
+        cell.name
+    );
+    *cell = status::waiting(
+        &cell.name.clone(),
+        "CrashLoopBackOff",
+        Some(message),
+        &status::restarted(cell),
+    );
+    delay
+}
+
+fn grace_period(pod: &Pod) -> Duration {
+    let seconds = pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds).unwrap_or(30);
+    Duration::from_secs(seconds.max(0) as u64)
+}
+
+/// Terminates every running container: SIGTERM, then SIGKILL after `grace`.
+async fn stop_all(running: &mut [Option<Terminator>], grace: Duration) {
+    let stops = running
+        .iter_mut()
+        .filter_map(Option::take)
+        .map(|t| async move { t.terminate(grace).await });
+    futures::future::join_all(stops).await;
+}
+
+/// Records the ends of containers that were just stopped.
+async fn drain_ends(inbox: &mut mpsc::Receiver<Event>, observed: &mut Observed) {
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(2), inbox.recv()).await {
+        if let Event::Ended { slot, ended } = event {
+            let cell = observed.slot_mut(slot);
+            *cell = status::terminated(&cell.name.clone(), None, &ended, cell);
+        }
+        if observed.containers.iter().all(|s| status::exit_code(s).is_some()) {
+            break;
+        }
+    }
+}
+
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn remove_dir(dir: &std::path::Path) {
+    if let Err(error) = tokio::fs::remove_dir_all(dir).await
+        && error.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::debug!(dir = %dir.display(), %error, "removing a pod directory failed");
+    }
+}
+
+/// A stable fake IP for a simulated pod, from its uid.
+fn simulated_ip(uid: &str) -> String {
+    let sum = uid.bytes().fold(0u32, |acc, b| acc.wrapping_mul(31).wrapping_add(u32::from(b)));
+    format!("10.244.{}.{}", (sum >> 8) % 256, (sum % 254) + 1)
+}

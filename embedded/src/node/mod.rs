@@ -1,0 +1,103 @@
+//! The local node: what a cluster's kubelet, scheduler and kube-controller-manager do, for
+//! `keelson up` on one machine.
+//!
+//! - [`config`]: the nodes to register (`--node` flags, a nodes file, or the host itself);
+//! - node registration and heartbeats (Node status, `kube-node-lease` Leases);
+//! - [`scheduler`]: pure pod placement (selectors, affinity, taints, resources), and its loop;
+//! - [`workloads`]: Deployment, ReplicaSet, DaemonSet, Job and PVC controllers;
+//! - the kubelet: Job pods (and pods annotated `keelson.dev/run-as-process: "true"`) run as
+//!   local processes ([`runtime`]); every other pod is simulated and becomes ready after a delay.
+//!
+//! Everything talks to the API server through a `kube::Client`, as the real components do.
+
+pub mod config;
+mod kubelet;
+pub mod pods;
+pub mod quantity;
+mod registration;
+pub mod runtime;
+pub mod scheduler;
+mod scheduling;
+pub mod workloads;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::Client;
+use kube::runtime::events::{Recorder, Reporter};
+use tokio::task::JoinHandle;
+
+pub use kubelet::RUN_AS_PROCESS;
+
+/// How the local node runs.
+#[derive(Clone, Debug)]
+pub struct NodeOptions {
+    /// The nodes to register at start.
+    pub nodes: Vec<config::NodeConfig>,
+    /// The data directory: pod working directories and logs go under `pods/`.
+    pub data_dir: PathBuf,
+    /// Whether Job pods run their commands as local processes.
+    pub process_pods: bool,
+    /// How long a simulated pod takes to become ready.
+    pub ready_delay: Duration,
+    /// Base of a Job's retry back-off (doubles per failure, at most 6 minutes).
+    pub job_backoff: Duration,
+}
+
+impl NodeOptions {
+    /// One node for the host, process pods on, upstream delays.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            nodes: vec![config::host_node()],
+            data_dir: data_dir.into(),
+            process_pods: true,
+            ready_delay: Duration::from_secs(2),
+            job_backoff: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The running local node.
+pub struct LocalNode {
+    kubelet: kubelet::Kubelet,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// Registers the nodes, then starts their heartbeats, the scheduler, the workload controllers
+/// and the kubelet.
+pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, kube::Error> {
+    registration::register(&client, &options.nodes).await?;
+    let reporter = |name: &str| Reporter { controller: name.to_owned(), instance: None };
+    let mut tasks = vec![
+        tokio::spawn(registration::heartbeats(client.clone())),
+        tokio::spawn(scheduling::run(
+            client.clone(),
+            Recorder::new(client.clone(), reporter("default-scheduler")),
+        )),
+    ];
+    tasks.extend(workloads::spawn(Arc::new(workloads::Context {
+        client: client.clone(),
+        recorder: Recorder::new(client.clone(), reporter("keelson-controller-manager")),
+        job_backoff: options.job_backoff,
+    })));
+    let kubelet = kubelet::Kubelet::spawn(
+        client,
+        kubelet::KubeletOptions {
+            data_dir: options.data_dir,
+            process_pods: options.process_pods,
+            ready_delay: options.ready_delay,
+        },
+    );
+    Ok(LocalNode { kubelet, tasks })
+}
+
+impl LocalNode {
+    /// Stops the controllers and the scheduler, then every container of the node.
+    pub async fn shutdown(self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        self.kubelet.shutdown().await;
+    }
+}

@@ -1,0 +1,210 @@
+//! Pod facts shared by the scheduler, the workload controllers and the kubelet: phases,
+//! readiness, ownership, and pods built from templates.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+
+/// Whether the pod has finished for good (`Succeeded` or `Failed`).
+pub fn is_terminal(pod: &Pod) -> bool {
+    matches!(phase(pod), "Succeeded" | "Failed")
+}
+
+/// The pod's phase, `Pending` when it has none yet.
+pub fn phase(pod: &Pod) -> &str {
+    pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("Pending")
+}
+
+/// Whether the pod is being deleted.
+pub fn is_deleting(pod: &Pod) -> bool {
+    pod.metadata.deletion_timestamp.is_some()
+}
+
+/// Whether the pod counts toward its controller's replicas: neither finished nor being deleted.
+pub fn is_active(pod: &Pod) -> bool {
+    !is_terminal(pod) && !is_deleting(pod)
+}
+
+/// The time the pod's `Ready` condition last became true, when it is true.
+pub fn ready_since(pod: &Pod) -> Option<Timestamp> {
+    let condition = pod
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "Ready" && c.status == "True")?;
+    Some(condition.last_transition_time.as_ref().map_or(Timestamp::UNIX_EPOCH, |t| t.0))
+}
+
+/// Whether the pod's `Ready` condition is true.
+pub fn is_ready(pod: &Pod) -> bool {
+    ready_since(pod).is_some()
+}
+
+/// Whether the pod has been ready for at least `min_ready_seconds` at `now`.
+pub fn is_available(pod: &Pod, min_ready_seconds: i32, now: Timestamp) -> bool {
+    ready_since(pod).is_some_and(|since| {
+        min_ready_seconds <= 0
+            || since + jiff::SignedDuration::from_secs(i64::from(min_ready_seconds)) <= now
+    })
+}
+
+/// The uid of the object's controller (the owner reference with `controller: true`).
+pub fn controller_uid(meta: &ObjectMeta) -> Option<&str> {
+    meta.owner_references
+        .as_ref()?
+        .iter()
+        .find(|r| r.controller == Some(true))
+        .map(|r| r.uid.as_str())
+}
+
+/// Whether the object is controlled by the owner with `uid`.
+pub fn is_controlled_by(meta: &ObjectMeta, uid: &str) -> bool {
+    controller_uid(meta) == Some(uid)
+}
+
+/// A controller owner reference, blocking the owner's foreground deletion, as the built-in
+/// controllers set it.
+pub fn controller_reference(api_version: &str, kind: &str, owner: &ObjectMeta) -> OwnerReference {
+    OwnerReference {
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+        name: owner.name.clone().unwrap_or_default(),
+        uid: owner.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+/// A new pod from a template: the template's labels (plus `extra_labels`) and annotations, a
+/// generated name with `generate_name` as prefix, and `owner` as its controller.
+pub fn pod_from_template(
+    template: &PodTemplateSpec,
+    namespace: &str,
+    generate_name: &str,
+    owner: OwnerReference,
+    extra_labels: &BTreeMap<String, String>,
+) -> Pod {
+    let source = template.metadata.clone().unwrap_or_default();
+    let mut labels = source.labels.unwrap_or_default();
+    labels.extend(extra_labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    Pod {
+        metadata: ObjectMeta {
+            generate_name: Some(generate_name.to_owned()),
+            namespace: Some(namespace.to_owned()),
+            labels: Some(labels),
+            annotations: source.annotations,
+            finalizers: source.finalizers,
+            owner_references: Some(vec![owner]),
+            ..ObjectMeta::default()
+        },
+        spec: template.spec.clone(),
+        status: None,
+    }
+}
+
+/// A short stable hash of a pod template, as `pod-template-hash` and
+/// `controller-revision-hash` labels carry: the same template always gives the same value,
+/// across restarts and Rust versions.
+pub fn template_hash(template: &PodTemplateSpec) -> String {
+    // FNV-1a over the canonical JSON (struct fields in declaration order, maps sorted): a few
+    // lines, and std's hashers are not stable across releases.
+    let bytes = serde_json::to_vec(template).unwrap_or_default();
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in bytes {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    // The alphabet Kubernetes uses for generated names: no vowels, no confusable characters.
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut out = String::new();
+    let mut rest = hash;
+    for _ in 0..10 {
+        out.push(char::from(ALPHABET[(rest % 27) as usize]));
+        rest /= 27;
+        if rest == 0 {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{Container, PodCondition, PodSpec, PodStatus};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+    use super::*;
+
+    fn ready_pod(since: Timestamp) -> Pod {
+        Pod {
+            status: Some(PodStatus {
+                phase: Some("Running".into()),
+                conditions: Some(vec![PodCondition {
+                    type_: "Ready".into(),
+                    status: "True".into(),
+                    last_transition_time: Some(Time(since)),
+                    ..PodCondition::default()
+                }]),
+                ..PodStatus::default()
+            }),
+            ..Pod::default()
+        }
+    }
+
+    #[test]
+    fn availability_waits_for_min_ready_seconds() {
+        let since: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let pod = ready_pod(since);
+        assert!(is_ready(&pod) && is_active(&pod));
+        assert!(is_available(&pod, 0, since));
+        assert!(!is_available(&pod, 5, since + jiff::SignedDuration::from_secs(4)));
+        assert!(is_available(&pod, 5, since + jiff::SignedDuration::from_secs(5)));
+        assert!(!is_ready(&Pod::default()));
+    }
+
+    #[test]
+    fn template_hash_is_stable_and_tells_templates_apart() {
+        let template = |image: &str| PodTemplateSpec {
+            metadata: None,
+            spec: Some(PodSpec {
+                containers: vec![Container {
+                    name: "c".into(),
+                    image: Some(image.into()),
+                    ..Container::default()
+                }],
+                ..PodSpec::default()
+            }),
+        };
+        let a = template_hash(&template("nginx:1"));
+        assert_eq!(a, template_hash(&template("nginx:1")));
+        assert_ne!(a, template_hash(&template("nginx:2")));
+        assert!(a.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
+    }
+
+    #[test]
+    fn pods_from_templates_carry_labels_and_their_controller() {
+        let owner_meta = ObjectMeta {
+            name: Some("web".into()),
+            uid: Some("u1".into()),
+            ..ObjectMeta::default()
+        };
+        let owner = controller_reference("apps/v1", "ReplicaSet", &owner_meta);
+        let template = PodTemplateSpec {
+            metadata: Some(ObjectMeta {
+                labels: Some([("app".to_owned(), "web".to_owned())].into()),
+                ..ObjectMeta::default()
+            }),
+            spec: Some(PodSpec::default()),
+        };
+        let extra = [("pod-template-hash".to_owned(), "abc".to_owned())].into();
+        let pod = pod_from_template(&template, "ns", "web-", owner, &extra);
+        assert_eq!(pod.metadata.generate_name.as_deref(), Some("web-"));
+        assert_eq!(pod.metadata.labels.as_ref().unwrap().len(), 2);
+        assert!(is_controlled_by(&pod.metadata, "u1"));
+        assert!(!is_controlled_by(&pod.metadata, "u2"));
+    }
+}

@@ -1,0 +1,4 @@
+//! The process runtime of the local node: containers as local processes, and their log files.
+
+pub mod logs;
+pub mod process;

@@ -1,0 +1,312 @@
+//! The reconcilers: list an object's children (strongly consistent reads, so no expectations are
+//! needed), ask the pure planner what to do, apply it, write the status, record events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as MetaSelector;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tokio::task::JoinHandle;
+
+use super::plan::PlanEvent;
+use super::{daemonset, deployment, job, pvc, replicaset};
+use crate::node::pods::is_controlled_by;
+use crate::selectors::LabelSelector;
+
+/// What every reconciler needs.
+pub struct Context {
+    /// Client of the embedded API server.
+    pub client: Client,
+    /// Records events as the workload controllers.
+    pub recorder: Recorder,
+    /// Base of a Job's retry back-off.
+    pub job_backoff: Duration,
+}
+
+/// Why a reconcile failed (it is retried).
+#[derive(Debug, thiserror::Error)]
+enum Error {
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+    #[error("invalid selector: {0}")]
+    Selector(String),
+}
+
+type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Starts every workload controller; they run until their tasks are aborted.
+pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
+    let client = ctx.client.clone();
+    let all = watcher::Config::default();
+    let mut tasks = Vec::new();
+
+    let rs = Controller::new(Api::<ReplicaSet>::all(client.clone()), all.clone())
+        .owns(Api::<Pod>::all(client.clone()), all.clone())
+        .run(reconcile_replicaset, retry, ctx.clone())
+        .for_each(run("replicaset"));
+    tasks.push(tokio::spawn(rs));
+
+    let deploy = Controller::new(Api::<Deployment>::all(client.clone()), all.clone())
+        .owns(Api::<ReplicaSet>::all(client.clone()), all.clone())
+        .run(reconcile_deployment, retry, ctx.clone())
+        .for_each(run("deployment"));
+    tasks.push(tokio::spawn(deploy));
+
+    let jobs = Controller::new(Api::<Job>::all(client.clone()), all.clone())
+        .owns(Api::<Pod>::all(client.clone()), all.clone())
+        .run(reconcile_job, retry, ctx.clone())
+        .for_each(run("job"));
+    tasks.push(tokio::spawn(jobs));
+
+    let ds = Controller::new(Api::<DaemonSet>::all(client.clone()), all.clone())
+        .owns(Api::<Pod>::all(client.clone()), all.clone());
+    let sets = ds.store();
+    let ds = ds
+        .watches(Api::<Node>::all(client.clone()), all.clone(), move |_| {
+            sets.state().into_iter().map(|d| ObjectRef::from_obj(&*d)).collect::<Vec<_>>()
+        })
+        .run(reconcile_daemonset, retry, ctx.clone())
+        .for_each(run("daemonset"));
+    tasks.push(tokio::spawn(ds));
+
+    let claims = Controller::new(Api::<PersistentVolumeClaim>::all(client), all)
+        .run(reconcile_claim, retry, ctx)
+        .for_each(run("persistentvolumeclaim"));
+    tasks.push(tokio::spawn(claims));
+    tasks
+}
+
+/// Logs the reconciles that failed (they are retried).
+fn run<T, E: std::fmt::Display>(
+    name: &'static str,
+) -> impl FnMut(std::result::Result<T, E>) -> futures::future::Ready<()> {
+    move |result| {
+        if let Err(error) = result {
+            tracing::debug!(controller = name, %error, "reconcile failed");
+        }
+        futures::future::ready(())
+    }
+}
+
+fn retry<K>(_: Arc<K>, _: &Error, _: Arc<Context>) -> Action {
+    Action::requeue(Duration::from_secs(1))
+}
+
+fn after(requeue: Option<Duration>) -> Action {
+    requeue.map_or_else(Action::await_change, Action::requeue)
+}
+
+/// The children of `owner_uid` in `namespace` matching `selector`.
+async fn controlled<K>(
+    client: &Client,
+    namespace: &str,
+    selector: Option<&MetaSelector>,
+    owner_uid: &str,
+) -> Result<Vec<K>>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    let mut params = ListParams::default();
+    if let Some(selector) = selector {
+        let selector =
+            LabelSelector::from_metav1(selector).map_err(|e| Error::Selector(e.to_string()))?;
+        params = params.labels(&selector.to_string());
+    }
+    let list = api.list(&params).await?;
+    Ok(list.items.into_iter().filter(|child| is_controlled_by(child.meta(), owner_uid)).collect())
+}
+
+/// Creates pods and deletes pods by name, recording each as upstream controllers do.
+async fn apply_pods<K>(ctx: &Context, owner: &K, create: Vec<Pod>, delete: &[String]) -> Result<()>
+where
+    K: Resource<DynamicType = ()>,
+{
+    let namespace = owner.meta().namespace.clone().unwrap_or_default();
+    let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &namespace);
+    for pod in create {
+        let created = pods.create(&PostParams::default(), &pod).await?;
+        let note = format!("Created pod: {}", created.name_any());
+        record(ctx, owner, &PlanEvent::normal("SuccessfulCreate", note)).await;
+    }
+    for name in delete {
+        match pods.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {
+                let note = format!("Deleted pod: {name}");
+                record(ctx, owner, &PlanEvent::normal("SuccessfulDelete", note)).await;
+            }
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Writes `status` through `/status` when it differs from `current`.
+async fn write_status<K, S>(
+    client: &Client,
+    owner: &K,
+    current: Option<&S>,
+    status: &S,
+) -> Result<()>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+    S: Serialize + PartialEq,
+{
+    if current == Some(status) {
+        return Ok(());
+    }
+    let api: Api<K> = Api::namespaced(client.clone(), &owner.namespace().unwrap_or_default());
+    api.patch_status(
+        &owner.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "status": status })),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn record<K: Resource<DynamicType = ()>>(ctx: &Context, owner: &K, event: &PlanEvent) {
+    let event = Event {
+        type_: if event.warning { EventType::Warning } else { EventType::Normal },
+        reason: event.reason.clone(),
+        note: Some(event.note.clone()),
+        action: event.reason.clone(),
+        secondary: None,
+    };
+    if let Err(error) = ctx.recorder.publish(&event, &owner.object_ref(&())).await {
+        tracing::debug!(%error, "recording an event failed");
+    }
+}
+
+async fn reconcile_replicaset(rs: Arc<ReplicaSet>, ctx: Arc<Context>) -> Result<Action> {
+    if rs.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let namespace = rs.namespace().unwrap_or_default();
+    let selector = rs.spec.as_ref().map(|s| &s.selector);
+    let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*rs)).await?;
+    let plan = replicaset::plan_replicaset(&rs, &pods, jiff::Timestamp::now());
+    apply_pods(&ctx, &*rs, plan.create, &plan.delete).await?;
+    for event in &plan.events {
+        record(&ctx, &*rs, event).await;
+    }
+    write_status(&ctx.client, &*rs, rs.status.as_ref(), &plan.status).await?;
+    Ok(after(plan.requeue_after))
+}
+
+async fn reconcile_deployment(d: Arc<Deployment>, ctx: Arc<Context>) -> Result<Action> {
+    if d.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let namespace = d.namespace().unwrap_or_default();
+    let selector = d.spec.as_ref().map(|s| &s.selector);
+    let sets = controlled::<ReplicaSet>(&ctx.client, &namespace, selector, &uid(&*d)).await?;
+    let plan = deployment::plan_deployment(&d, &sets, jiff::Timestamp::now());
+    let api: Api<ReplicaSet> = Api::namespaced(ctx.client.clone(), &namespace);
+    if let Some(new) = &plan.create {
+        api.create(&PostParams::default(), new).await?;
+    }
+    for change in &plan.changes {
+        let patch = json!({
+            "metadata": { "annotations": change.annotations },
+            "spec": { "replicas": change.replicas },
+        });
+        api.patch(&change.name, &PatchParams::default(), &Patch::Merge(patch)).await?;
+    }
+    for name in &plan.delete {
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if let Some(revision) = &plan.revision {
+        let patch = json!({ "metadata": { "annotations": { "deployment.kubernetes.io/revision": revision } } });
+        Api::<Deployment>::namespaced(ctx.client.clone(), &namespace)
+            .patch(&d.name_any(), &PatchParams::default(), &Patch::Merge(patch))
+            .await?;
+    }
+    for event in &plan.events {
+        record(&ctx, &*d, event).await;
+    }
+    write_status(&ctx.client, &*d, d.status.as_ref(), &plan.status).await?;
+    Ok(after(plan.requeue_after))
+}
+
+async fn reconcile_job(job: Arc<Job>, ctx: Arc<Context>) -> Result<Action> {
+    if job.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let namespace = job.namespace().unwrap_or_default();
+    let selector = job.spec.as_ref().and_then(|s| s.selector.as_ref());
+    let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*job)).await?;
+    let plan = job::plan_job(&job, &pods, jiff::Timestamp::now(), ctx.job_backoff);
+    apply_pods(&ctx, &*job, plan.create, &plan.delete).await?;
+    for event in &plan.events {
+        record(&ctx, &*job, event).await;
+    }
+    write_status(&ctx.client, &*job, job.status.as_ref(), &plan.status).await?;
+    if plan.delete_job {
+        let params = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            ..DeleteParams::default()
+        };
+        Api::<Job>::namespaced(ctx.client.clone(), &namespace)
+            .delete(&job.name_any(), &params)
+            .await?;
+        return Ok(Action::await_change());
+    }
+    Ok(after(plan.requeue_after))
+}
+
+async fn reconcile_daemonset(ds: Arc<DaemonSet>, ctx: Arc<Context>) -> Result<Action> {
+    if ds.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let namespace = ds.namespace().unwrap_or_default();
+    let selector = ds.spec.as_ref().map(|s| &s.selector);
+    let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*ds)).await?;
+    let nodes = Api::<Node>::all(ctx.client.clone()).list(&ListParams::default()).await?.items;
+    let plan = daemonset::plan_daemonset(&ds, &nodes, &pods, jiff::Timestamp::now());
+    apply_pods(&ctx, &*ds, plan.create, &plan.delete).await?;
+    for event in &plan.events {
+        record(&ctx, &*ds, event).await;
+    }
+    write_status(&ctx.client, &*ds, ds.status.as_ref(), &plan.status).await?;
+    Ok(after(plan.requeue_after))
+}
+
+async fn reconcile_claim(claim: Arc<PersistentVolumeClaim>, ctx: Arc<Context>) -> Result<Action> {
+    let Some(binding) = pvc::bind(&claim) else { return Ok(Action::await_change()) };
+    let api: Api<PersistentVolumeClaim> =
+        Api::namespaced(ctx.client.clone(), &claim.namespace().unwrap_or_default());
+    let name = claim.name_any();
+    let spec = json!({ "spec": { "volumeName": binding.volume_name } });
+    api.patch(&name, &PatchParams::default(), &Patch::Merge(spec)).await?;
+    let status = json!({ "status": binding.status });
+    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(status)).await?;
+    Ok(Action::await_change())
+}
+
+fn uid<K: Resource>(object: &K) -> String {
+    object.meta().uid.clone().unwrap_or_default()
+}
