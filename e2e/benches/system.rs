@@ -5,7 +5,9 @@
 //! - memory: idle RSS, and RSS holding 10,000 custom resources;
 //! - writes: creates per second through HTTP with 16 concurrent clients, against raw SQLite
 //!   inserts of the same bytes (one transaction each, WAL, `synchronous=NORMAL`, as the store);
-//! - watch latency: from sending an update to receiving its watch event, p50 and p99.
+//! - watch latency: from sending an update to receiving its watch event, p50 and p99;
+//! - the local node: 200 trivial Jobs (`sh -c true`) created at once until all are complete,
+//!   against spawning the same 200 processes directly.
 //!
 //! Run: `cargo build --release -p keelson && cargo bench -p keelson-e2e --bench system`.
 
@@ -16,12 +18,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Node;
 use keelson_api_crds::workflows::{Agent, AgentSpec};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 
 const RESOURCES: usize = 10_000;
 const CLIENTS: usize = 16;
 const LATENCY_SAMPLES: usize = 1_000;
+const JOBS: usize = 200;
 
 struct Up {
     child: Child,
@@ -230,5 +235,75 @@ async fn main() {
         "write → watch event     p50 {:>8.2} ms   p99 {:.2} ms ({LATENCY_SAMPLES} sequential updates)",
         percentile(&latencies, 0.5).as_secs_f64() * 1e3,
         percentile(&latencies, 0.99).as_secs_f64() * 1e3
+    );
+    drop(up);
+
+    jobs().await;
+}
+
+/// A Job running `sh -c true` as a local process.
+fn trivial_job(i: usize) -> Job {
+    serde_json::from_value(serde_json::json!({
+        "metadata": { "name": format!("job-{i:03}") },
+        "spec": { "template": { "spec": {
+            "restartPolicy": "Never",
+            "containers": [{ "name": "main", "image": "busybox", "command": ["sh", "-c", "true"] }],
+        } } },
+    }))
+    .unwrap()
+}
+
+/// 200 Jobs created at once until all complete, against spawning their processes directly.
+async fn jobs() {
+    let started = Instant::now();
+    let children: Vec<Child> =
+        (0..JOBS).map(|_| Command::new("sh").args(["-c", "true"]).spawn().unwrap()).collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let direct = started.elapsed();
+
+    let up = spawn_up();
+    let (_, client) = until_ready(&up).await;
+    let nodes: Api<Node> = Api::all(client.clone());
+    while nodes.list(&Default::default()).await.unwrap().items.is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let api: Api<Job> = Api::namespaced(client, "default");
+    let server_pid = up.child.id().to_string();
+    let server_cpu = cpu_time(&server_pid);
+    let started = Instant::now();
+    let creates: Vec<_> = (0..JOBS)
+        .map(|i| {
+            let api = api.clone();
+            tokio::spawn(async move {
+                api.create(&PostParams::default(), &trivial_job(i)).await.unwrap()
+            })
+        })
+        .collect();
+    for create in creates {
+        create.await.unwrap();
+    }
+    loop {
+        let jobs = api.list(&Default::default()).await.unwrap().items;
+        let done =
+            jobs.iter().filter(|j| j.status.as_ref().and_then(|s| s.succeeded) == Some(1)).count();
+        if done == JOBS {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let elapsed = started.elapsed();
+    let server_cpu = cpu_time(&server_pid) - server_cpu;
+    println!(
+        "{JOBS} jobs to Complete      {:>8.2} s    {:.0} jobs/s   (the same {JOBS} processes spawned directly: {:.3} s)",
+        elapsed.as_secs_f64(),
+        JOBS as f64 / elapsed.as_secs_f64(),
+        direct.as_secs_f64()
+    );
+    println!(
+        "  overhead per job: {:.1} ms of wall time, {:.1} ms of keelson CPU",
+        (elapsed - direct).as_secs_f64() * 1e3 / JOBS as f64,
+        server_cpu.as_secs_f64() * 1e3 / JOBS as f64
     );
 }

@@ -30,6 +30,16 @@ fn alive(pid: u32) -> bool {
     })
 }
 
+/// Waits for the first pod of `job` to run its process; its name and pid.
+fn running_process(k: &Keelson, job: &str) -> (String, u32) {
+    let mut found = None;
+    eventually(30, "the job's process", || {
+        found = pods_of_job(k, job).first().and_then(|p| Some((p.clone(), pid_of(k, p)?)));
+        found.is_some()
+    });
+    found.unwrap()
+}
+
 fn pods_of_job(k: &Keelson, job: &str) -> Vec<String> {
     k.ok(&[
         "get",
@@ -84,9 +94,7 @@ fn a_failing_job_retries_to_its_backoff_limit_and_a_deadline_kills_a_slow_one() 
 fn kubectl_logs_follow_streams_a_running_job_line_by_line() {
     let k = Keelson::up_with(&FAST);
     k.apply("count.yaml", &job("count", "", "for i in 1 2 3; do echo line-$i; sleep 1; done"));
-    eventually(30, "the job's pod to run", || {
-        pods_of_job(&k, "count").first().is_some_and(|p| pid_of(&k, p).is_some())
-    });
+    running_process(&k, "count");
     let mut follow =
         k.kubectl_cmd(&["logs", "-f", "job/count"]).stdout(Stdio::piped()).spawn().unwrap();
     let mut lines = BufReader::new(follow.stdout.take().unwrap()).lines();
@@ -106,12 +114,7 @@ fn kubectl_logs_follow_streams_a_running_job_line_by_line() {
 fn deleting_a_running_jobs_pod_terminates_its_process() {
     let k = Keelson::up_with(&FAST);
     k.apply("sleeper.yaml", &job("sleeper", "", "sleep 300"));
-    let mut found = None;
-    eventually(30, "the sleeper's process", || {
-        found = pods_of_job(&k, "sleeper").first().and_then(|p| Some((p.clone(), pid_of(&k, p)?)));
-        found.is_some()
-    });
-    let (pod, pid) = found.unwrap();
+    let (pod, pid) = running_process(&k, "sleeper");
     assert!(alive(pid));
     k.ok(&["delete", "pod", &pod, "--timeout=30s"]);
     eventually(10, "the process to end", || !alive(pid));
@@ -121,12 +124,7 @@ fn deleting_a_running_jobs_pod_terminates_its_process() {
 fn a_restart_fails_pods_whose_processes_died_and_the_job_retries() {
     let mut k = Keelson::up_with(&FAST);
     k.apply("long.yaml", &job("long", "  backoffLimit: 1\n", "sleep 300"));
-    let mut found = None;
-    eventually(30, "the process", || {
-        found = pods_of_job(&k, "long").first().and_then(|p| Some((p.clone(), pid_of(&k, p)?)));
-        found.is_some()
-    });
-    let (pod, pid) = found.unwrap();
+    let (pod, pid) = running_process(&k, "long");
     k.kill();
     k.start();
     eventually(30, "the lost pod to fail", || {
@@ -276,4 +274,82 @@ fn a_gpu_pod_waits_for_a_gpu_node_and_gpus_are_never_over_committed() {
     });
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(k.jsonpath("pod", "gpu-b", "{.spec.nodeName}"), "", "one GPU, one pod");
+}
+
+#[test]
+fn a_process_gets_its_env_and_a_working_directory_and_a_missing_executable_fails_clearly() {
+    let k = Keelson::up_with(&FAST);
+    k.ok(&["create", "configmap", "settings", "--from-literal=colour=blue"]);
+    k.ok(&["create", "secret", "generic", "token", "--from-literal=value=s3cret"]);
+    k.apply(
+        "env.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: env\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: busybox\n        command: [sh, -c, 'echo $GREETING $COLOUR $TOKEN $MY_NAME; pwd']\n        env:\n        - {name: GREETING, value: hello}\n        - name: COLOUR\n          valueFrom: {configMapKeyRef: {name: settings, key: colour}}\n        - name: TOKEN\n          valueFrom: {secretKeyRef: {name: token, key: value}}\n        - name: MY_NAME\n          valueFrom: {fieldRef: {fieldPath: metadata.name}}\n",
+    );
+    k.ok(&["wait", "--for=condition=complete", "job/env", "--timeout=60s"]);
+    let pod = &pods_of_job(&k, "env")[0];
+    let logs = k.ok(&["logs", pod]);
+    let mut lines = logs.lines();
+    assert_eq!(lines.next(), Some(format!("hello blue s3cret {pod}").as_str()));
+    let data_dir = std::fs::canonicalize(k.data_dir()).unwrap();
+    assert!(lines.next().unwrap().starts_with(&data_dir.join("pods").display().to_string()));
+    assert_eq!(k.ok(&["logs", pod, "--tail=1"]).lines().count(), 1);
+    let stamped = k.ok(&["logs", pod, "--timestamps"]);
+    assert!(
+        stamped.lines().all(|l| l.split(' ').next().is_some_and(|t| t.ends_with('Z'))),
+        "{stamped}"
+    );
+
+    k.apply(
+        "missing.yaml",
+        &job("missing", "  backoffLimit: 0\n", "unused")
+            .replace("command: [sh, -c, \"unused\"]", "command: [no-such-program-here]"),
+    );
+    k.ok(&["wait", "--for=condition=failed", "job/missing", "--timeout=60s"]);
+    let pod = &pods_of_job(&k, "missing")[0];
+    let terminated = k.jsonpath(
+        "pod",
+        pod,
+        "{.status.containerStatuses[0].state.terminated.reason} {.status.containerStatuses[0].state.terminated.exitCode} {.status.containerStatuses[0].state.terminated.message}",
+    );
+    assert!(terminated.starts_with("ContainerCannotRun 127 "), "{terminated}");
+    assert!(
+        terminated.contains("no-such-program-here") && terminated.contains("not found"),
+        "{terminated}"
+    );
+}
+
+#[test]
+fn nodes_are_ready_with_leases_simulated_pods_honour_readiness_gates_and_claims_bind() {
+    let k = Keelson::up_with(&FAST);
+    let node = || k.ok(&["get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"]);
+    eventually(30, "the node to register", || !node().is_empty());
+    let node = node();
+    k.ok(&["wait", "--for=condition=Ready", &format!("node/{node}"), "--timeout=30s"]);
+    eventually(30, "the node's lease", || {
+        k.kubectl(&["get", "lease", &node, "-n", "kube-node-lease"]).status.success()
+    });
+    k.apply(
+        "gated.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: gated\nspec:\n  readinessGates:\n  - conditionType: example.com/ready\n  containers:\n  - name: main\n    image: nginx\n",
+    );
+    eventually(30, "the pod to run", || k.jsonpath("pod", "gated", "{.status.phase}") == "Running");
+    let ready = || k.jsonpath("pod", "gated", "{.status.conditions[?(@.type==\"Ready\")].status}");
+    assert_eq!(ready(), "False", "the gate is not yet true");
+    k.ok(&[
+        "patch",
+        "pod",
+        "gated",
+        "--subresource=status",
+        "--type=json",
+        "-p",
+        r#"[{"op":"add","path":"/status/conditions/-","value":{"type":"example.com/ready","status":"True"}}]"#,
+    ]);
+    eventually(30, "the pod to be ready", || ready() == "True");
+
+    k.apply(
+        "claim.yaml",
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests: {storage: 1Gi}\n",
+    );
+    eventually(30, "the claim to bind", || k.jsonpath("pvc", "data", "{.status.phase}") == "Bound");
+    assert_eq!(k.jsonpath("pvc", "data", "{.status.capacity.storage}"), "1Gi");
 }

@@ -1,11 +1,15 @@
 //! Pod facts shared by the scheduler, the workload controllers and the kubelet: phases,
 //! readiness, ownership, and pods built from templates.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+
+/// The annotation by which users say which pods of a controller should go first.
+pub const DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
 
 /// Whether the pod has finished for good (`Succeeded` or `Failed`).
 pub fn is_terminal(pod: &Pod) -> bool {
@@ -130,6 +134,101 @@ pub fn template_hash(template: &PodTemplateSpec) -> String {
         }
     }
     out
+}
+
+/// Sorts pods into the order upstream controllers delete surplus pods in, first to go first:
+/// unassigned before assigned, Pending before Unknown before Running, not ready before ready,
+/// lower `pod-deletion-cost` first, pods doubled up on a node first, more recently ready first,
+/// more restarts first, newer first.
+pub fn sort_for_deletion<'a>(pods: &mut [&'a Pod]) {
+    let mut on_node: BTreeMap<&str, usize> = BTreeMap::new();
+    for pod in pods.iter() {
+        *on_node.entry(node_name(pod)).or_default() += 1;
+    }
+    let mut ranked: Vec<(&'a Pod, usize)> =
+        pods.iter().map(|pod| (*pod, on_node[node_name(pod)])).collect();
+    ranked.sort_by(|a, b| deletion_order(*a, *b));
+    for (slot, (pod, _)) in pods.iter_mut().zip(ranked) {
+        *slot = pod;
+    }
+}
+
+fn node_name(pod: &Pod) -> &str {
+    pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or_default()
+}
+
+/// Upstream's scale-down ranking; `Less` means "delete first". Each pod comes with the number
+/// of the ranked pods on its node (doubled-up pods go first).
+fn deletion_order((a, a_rank): (&Pod, usize), (b, b_rank): (&Pod, usize)) -> Ordering {
+    let (a_node, b_node) = (node_name(a), node_name(b));
+    let unassigned_first = if a_node != b_node && (a_node.is_empty() || b_node.is_empty()) {
+        b_node.is_empty().cmp(&a_node.is_empty())
+    } else {
+        Ordering::Equal
+    };
+    unassigned_first
+        .then_with(|| phase_ordinal(a).cmp(&phase_ordinal(b)))
+        .then_with(|| is_ready(a).cmp(&is_ready(b)))
+        .then_with(|| deletion_cost(a).cmp(&deletion_cost(b)))
+        .then_with(|| b_rank.cmp(&a_rank))
+        .then_with(|| {
+            if is_ready(a) && is_ready(b) {
+                later_or_unset_first(ready_time(a), ready_time(b))
+            } else {
+                Ordering::Equal
+            }
+        })
+        .then_with(|| restarts(b).cmp(&restarts(a)))
+        .then_with(|| later_or_unset_first(creation_time(a), creation_time(b)))
+}
+
+/// Pending before Unknown before Running.
+fn phase_ordinal(pod: &Pod) -> u8 {
+    match phase(pod) {
+        "Unknown" => 1,
+        "Running" => 2,
+        _ => 0,
+    }
+}
+
+fn deletion_cost(pod: &Pod) -> i32 {
+    pod.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(DELETION_COST_ANNOTATION))
+        .and_then(|cost| cost.parse().ok())
+        .unwrap_or(0)
+}
+
+/// When the pod became ready, `None` when that time is not recorded.
+fn ready_time(pod: &Pod) -> Option<Timestamp> {
+    ready_since(pod).filter(|t| *t != Timestamp::UNIX_EPOCH)
+}
+
+fn creation_time(pod: &Pod) -> Option<Timestamp> {
+    pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
+}
+
+/// Unset times first, then the later time first.
+fn later_or_unset_first(a: Option<Timestamp>, b: Option<Timestamp>) -> Ordering {
+    match (a, b) {
+        (None, None) => Ordering::Equal,
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (Some(a), Some(b)) => b.cmp(&a),
+    }
+}
+
+/// The highest restart count of the pod's containers, then of its init containers.
+fn restarts(pod: &Pod) -> (i32, i32) {
+    let status = pod.status.as_ref();
+    let max = |statuses: Option<&Vec<k8s_openapi::api::core::v1::ContainerStatus>>| {
+        statuses.into_iter().flatten().map(|s| s.restart_count).max().unwrap_or(0)
+    };
+    (
+        max(status.and_then(|s| s.container_statuses.as_ref())),
+        max(status.and_then(|s| s.init_container_statuses.as_ref())),
+    )
 }
 
 #[cfg(test)]

@@ -146,3 +146,68 @@ fn pem_to_der(pem: &str) -> Vec<u8> {
     let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
     base64::engine::general_purpose::STANDARD.decode(body).unwrap()
 }
+
+#[tokio::test]
+async fn a_running_pod_on_a_node_is_held_for_its_grace_period_and_a_pending_one_goes_at_once() {
+    let test = start().await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(test.client.clone(), "default");
+    let pod = |name: &str, node: Option<&str>| {
+        serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "x"}]},
+        }))
+        .unwrap()
+    };
+    pods.create(&PostParams::default(), &pod("pending", None)).await.unwrap();
+    pods.create(&PostParams::default(), &pod("bound", Some("n1"))).await.unwrap();
+    let created = pods.get("bound").await.unwrap();
+    assert_eq!(
+        created.spec.as_ref().unwrap().termination_grace_period_seconds,
+        Some(30),
+        "pods are defaulted as upstream"
+    );
+
+    assert!(pods.delete("pending", &DeleteParams::default()).await.unwrap().is_right());
+    assert!(pods.get_opt("pending").await.unwrap().is_none(), "an unscheduled pod goes at once");
+
+    let marked = pods.delete("bound", &DeleteParams::default()).await.unwrap().left().unwrap();
+    assert_eq!(marked.metadata.deletion_grace_period_seconds, Some(30));
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    let shorter = DeleteParams { grace_period_seconds: Some(5), ..DeleteParams::default() };
+    let marked = pods.delete("bound", &shorter).await.unwrap().left().unwrap();
+    assert_eq!(marked.metadata.deletion_grace_period_seconds, Some(5), "a delete may shorten it");
+    assert!(pods.delete("bound", &DeleteParams::default()).await.unwrap().is_left());
+    assert_eq!(
+        pods.get("bound").await.unwrap().metadata.deletion_grace_period_seconds,
+        Some(5),
+        "never lengthen it"
+    );
+    let now = DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() };
+    assert!(pods.delete("bound", &now).await.unwrap().is_right());
+    assert!(pods.get_opt("bound").await.unwrap().is_none(), "its node removes it with grace 0");
+}
+
+#[tokio::test]
+async fn a_job_gets_a_selector_matching_the_labels_of_its_pods() {
+    let test = start().await;
+    let jobs: Api<k8s_openapi::api::batch::v1::Job> =
+        Api::namespaced(test.client.clone(), "default");
+    let job = serde_json::from_value(json!({
+        "metadata": {"name": "hello"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}},
+    }))
+    .unwrap();
+    let job = jobs.create(&PostParams::default(), &job).await.unwrap();
+    let uid = job.metadata.uid.clone().unwrap();
+    let spec = job.spec.unwrap();
+    let selector = spec.selector.unwrap().match_labels.unwrap();
+    assert_eq!(selector.get("batch.kubernetes.io/controller-uid"), Some(&uid));
+    let labels = spec.template.metadata.unwrap().labels.unwrap();
+    assert_eq!(labels.get("job-name").map(String::as_str), Some("hello"));
+    assert_eq!(labels.get("batch.kubernetes.io/controller-uid"), Some(&uid));
+    assert_eq!(
+        (spec.completions, spec.parallelism, spec.backoff_limit),
+        (Some(1), Some(1), Some(6))
+    );
+}

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::plan::PlanEvent;
+use super::plan::{PlanEvent, int_or_percent};
 use crate::node::pods::{
     controller_reference, is_available, is_deleting, is_ready, is_terminal, phase,
     pod_from_template, ready_since, template_hash,
@@ -481,24 +481,16 @@ struct RollingLimits {
 impl RollingLimits {
     fn of(spec: &DaemonSetSpec, desired: usize) -> Self {
         let rolling = spec.update_strategy.as_ref().and_then(|s| s.rolling_update.as_ref());
-        let scaled = |value: Option<&IntOrString>| value.and_then(|v| scale(v, desired));
+        let scaled = |value: Option<&IntOrString>| {
+            let total = i32::try_from(desired).unwrap_or(i32::MAX);
+            value.and_then(|v| int_or_percent(v, total, true)).map(|n| n as usize)
+        };
         let max_surge = scaled(rolling.and_then(|r| r.max_surge.as_ref())).unwrap_or(0);
         let max_unavailable = scaled(rolling.and_then(|r| r.max_unavailable.as_ref()))
             .unwrap_or(if max_surge > 0 { 0 } else { 1 });
         let max_unavailable =
             if max_surge == 0 && max_unavailable == 0 { 1 } else { max_unavailable };
         RollingLimits { max_surge, max_unavailable }
-    }
-}
-
-/// An int, or a percentage of `total` rounded up; `None` when malformed.
-fn scale(value: &IntOrString, total: usize) -> Option<usize> {
-    match value {
-        IntOrString::Int(n) => Some(usize::try_from(*n).unwrap_or(0)),
-        IntOrString::String(text) => {
-            let percent: usize = text.strip_suffix('%')?.parse().ok()?;
-            Some((percent * total).div_ceil(100))
-        }
     }
 }
 

@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
-use super::plan::PlanEvent;
+use super::plan::{PlanEvent, int_or_percent};
 use crate::node::pods::{controller_reference, template_hash};
 
 /// Annotation with the rollout revision of a Deployment and of each of its ReplicaSets.
@@ -927,20 +927,10 @@ fn prune_empty(value: &mut Value) {
 /// `maxSurge`/`maxUnavailable` against `total`: an integer as is, a percentage rounded up or
 /// down; `default` when unset or malformed (the API server rejects those).
 fn scaled_value(value: Option<&IntOrString>, default: &str, total: i32, round_up: bool) -> i32 {
-    let percent = |text: &str| text.strip_suffix('%').and_then(|p| p.parse::<i64>().ok());
-    let scaled = match value {
-        Some(IntOrString::Int(n)) => i64::from(*n),
-        Some(IntOrString::String(text)) if percent(text).is_some() => {
-            scale_percent(percent(text).unwrap_or(0), total, round_up)
-        }
-        _ => scale_percent(percent(default).unwrap_or(0), total, round_up),
-    };
-    i32::try_from(scaled.max(0)).unwrap_or(i32::MAX)
-}
-
-fn scale_percent(percent: i64, total: i32, round_up: bool) -> i64 {
-    let product = percent.max(0) * i64::from(total.max(0));
-    if round_up { (product + 99) / 100 } else { product / 100 }
+    value
+        .and_then(|v| int_or_percent(v, total, round_up))
+        .or_else(|| int_or_percent(&IntOrString::String(default.to_owned()), total, round_up))
+        .unwrap_or(0)
 }
 
 /// `history` with `revision` appended, dropping the oldest entries beyond the length limit;

@@ -8,7 +8,6 @@
 //! being deleted; a pod deleted (by hand or by this planner) while it runs is therefore replaced,
 //! not counted as a failure, and it stops counting at all once it has gone.
 
-use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -417,7 +416,7 @@ impl<'a> Reconcile<'a> {
                     }
                 }
                 for mut group in by_index.into_values() {
-                    group.sort_by_key(|p| removal_order(p));
+                    pods::sort_for_deletion(&mut group);
                     keep.extend(group.pop());
                     remove.extend(group);
                 }
@@ -425,7 +424,7 @@ impl<'a> Reconcile<'a> {
             None => keep.clone_from(&self.census.active),
         }
         let excess = usize::try_from(count(keep.len()) - want).unwrap_or(0);
-        keep.sort_by_key(|p| removal_order(p));
+        pods::sort_for_deletion(&mut keep);
         remove.extend(keep.into_iter().take(excess));
         remove
     }
@@ -631,36 +630,6 @@ fn finished_at(pod: &Pod) -> Option<Timestamp> {
     from_containers
         .or_else(from_conditions)
         .or_else(|| pod.metadata.creation_timestamp.as_ref().map(|t| t.0))
-}
-
-/// Sort key of a surplus pod, see [`removal_order`].
-type RemovalKey =
-    (bool, u8, bool, Reverse<Option<Timestamp>>, Reverse<i32>, Reverse<Option<Timestamp>>);
-
-/// The order in which surplus pods go: unscheduled before scheduled, pending before running,
-/// not ready before ready, ready more recently first, more restarts first, newest first.
-fn removal_order(pod: &Pod) -> RemovalKey {
-    let scheduled =
-        pod.spec.as_ref().is_some_and(|s| s.node_name.as_deref().is_some_and(|n| !n.is_empty()));
-    let phase = match pods::phase(pod) {
-        "Pending" => 0,
-        "Running" => 2,
-        _ => 1,
-    };
-    let restarts = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_ref())
-        .map_or(0, |cs| cs.iter().map(|c| c.restart_count).max().unwrap_or(0));
-    let created = pod.metadata.creation_timestamp.as_ref().map(|t| t.0);
-    (
-        scheduled,
-        phase,
-        pods::is_ready(pod),
-        Reverse(pods::ready_since(pod)),
-        Reverse(restarts),
-        Reverse(created),
-    )
 }
 
 /// A pod's completion index, from its annotation (or label).

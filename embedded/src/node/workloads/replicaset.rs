@@ -1,7 +1,6 @@
 //! The ReplicaSet controller's planner: keep `spec.replicas` active pods, pick which pods go
 //! first on scale-down as upstream does, and compute the status.
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -14,9 +13,6 @@ use crate::node::pods;
 
 /// The most pods one reconcile creates or deletes (upstream's `burstReplicas`).
 pub const BURST_REPLICAS: usize = 500;
-
-/// Pods with a lower cost in this annotation are deleted first on scale-down.
-const DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
 
 /// What one reconcile of a ReplicaSet should do.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -91,92 +87,9 @@ fn new_pods(rs: &ReplicaSet, count: usize) -> Vec<Pod> {
 
 /// The names of the `count` active pods upstream would delete first.
 fn pods_to_delete(active: &[&Pod], count: usize) -> Vec<String> {
-    let mut on_node: BTreeMap<&str, usize> = BTreeMap::new();
-    for pod in active {
-        *on_node.entry(node_name(pod)).or_default() += 1;
-    }
-    let mut ranked: Vec<(&Pod, usize)> =
-        active.iter().map(|pod| (*pod, on_node[node_name(pod)])).collect();
-    ranked.sort_by(deletion_order);
-    ranked.into_iter().take(count).filter_map(|(pod, _)| pod.metadata.name.clone()).collect()
-}
-
-fn node_name(pod: &Pod) -> &str {
-    pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or_default()
-}
-
-/// Upstream's scale-down ranking; `Less` means "delete first". Each pod comes with the number
-/// of this ReplicaSet's active pods on its node (doubled-up pods go first).
-fn deletion_order((a, a_rank): &(&Pod, usize), (b, b_rank): &(&Pod, usize)) -> Ordering {
-    let (a_node, b_node) = (node_name(a), node_name(b));
-    let unassigned_first = if a_node != b_node && (a_node.is_empty() || b_node.is_empty()) {
-        b_node.is_empty().cmp(&a_node.is_empty())
-    } else {
-        Ordering::Equal
-    };
-    unassigned_first
-        .then_with(|| phase_ordinal(a).cmp(&phase_ordinal(b)))
-        .then_with(|| pods::is_ready(a).cmp(&pods::is_ready(b)))
-        .then_with(|| deletion_cost(a).cmp(&deletion_cost(b)))
-        .then_with(|| b_rank.cmp(a_rank))
-        .then_with(|| {
-            if pods::is_ready(a) && pods::is_ready(b) {
-                later_or_unset_first(ready_time(a), ready_time(b))
-            } else {
-                Ordering::Equal
-            }
-        })
-        .then_with(|| restarts(b).cmp(&restarts(a)))
-        .then_with(|| later_or_unset_first(creation_time(a), creation_time(b)))
-}
-
-/// Pending before Unknown before Running.
-fn phase_ordinal(pod: &Pod) -> u8 {
-    match pods::phase(pod) {
-        "Unknown" => 1,
-        "Running" => 2,
-        _ => 0,
-    }
-}
-
-fn deletion_cost(pod: &Pod) -> i32 {
-    pod.metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(DELETION_COST_ANNOTATION))
-        .and_then(|cost| cost.parse().ok())
-        .unwrap_or(0)
-}
-
-/// When the pod became ready, `None` when that time is not recorded.
-fn ready_time(pod: &Pod) -> Option<Timestamp> {
-    pods::ready_since(pod).filter(|t| *t != Timestamp::UNIX_EPOCH)
-}
-
-fn creation_time(pod: &Pod) -> Option<Timestamp> {
-    pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
-}
-
-/// Unset times first, then the later time first.
-fn later_or_unset_first(a: Option<Timestamp>, b: Option<Timestamp>) -> Ordering {
-    match (a, b) {
-        (None, None) => Ordering::Equal,
-        (None, Some(_)) => Ordering::Less,
-        (Some(_), None) => Ordering::Greater,
-        (Some(a), Some(b)) => b.cmp(&a),
-    }
-}
-
-/// The highest restart count of the pod's containers, then of its init containers.
-fn restarts(pod: &Pod) -> (i32, i32) {
-    let status = pod.status.as_ref();
-    let max = |statuses: Option<&Vec<k8s_openapi::api::core::v1::ContainerStatus>>| {
-        statuses.into_iter().flatten().map(|s| s.restart_count).max().unwrap_or(0)
-    };
-    (
-        max(status.and_then(|s| s.container_statuses.as_ref())),
-        max(status.and_then(|s| s.init_container_statuses.as_ref())),
-    )
+    let mut ranked = active.to_vec();
+    pods::sort_for_deletion(&mut ranked);
+    ranked.into_iter().take(count).filter_map(|pod| pod.metadata.name.clone()).collect()
 }
 
 /// Upstream's status: counts over active pods, conditions carried over (the reconciler, which
@@ -401,7 +314,7 @@ mod tests {
     fn scale_down_honours_the_pod_deletion_cost() {
         let mut cheap = running("cheap", 0, 10);
         cheap.metadata.annotations =
-            Some([(DELETION_COST_ANNOTATION.to_owned(), "-5".to_owned())].into());
+            Some([(pods::DELETION_COST_ANNOTATION.to_owned(), "-5".to_owned())].into());
         let pods = [running("recent", 0, 90), cheap];
         let plan = plan_replicaset(&replicaset(1, 0), &pods, t(100));
         assert_eq!(plan.delete, ["cheap"]);
