@@ -316,6 +316,17 @@ fn a_process_gets_its_env_and_a_working_directory_and_a_missing_executable_fails
         terminated.contains("no-such-program-here") && terminated.contains("not found"),
         "{terminated}"
     );
+
+    k.apply(
+        "bare.yaml",
+        &job("bare", "  backoffLimit: 0\n", "unused")
+            .replace("command: [sh, -c, \"unused\"]", "args: []"),
+    );
+    k.ok(&["wait", "--for=condition=failed", "job/bare", "--timeout=60s"]);
+    let pod = &pods_of_job(&k, "bare")[0];
+    let message = k.jsonpath("pod", pod, "{.status.containerStatuses[0].state.terminated.message}");
+    assert!(message.contains("has no command"), "{message}");
+    assert!(k.ok(&["logs", pod]).contains("has no command"));
 }
 
 #[test]

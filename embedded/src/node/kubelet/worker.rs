@@ -50,7 +50,12 @@ pub async fn run(shared: Arc<Shared>, mut updates: Updates) {
     let api: Api<Pod> =
         Api::namespaced(shared.client.clone(), &pod.namespace().unwrap_or_default());
     let mut worker = Worker { shared: shared.clone(), api, pod: pod.clone(), updates };
-    let result = if !runs_as_process(&pod) {
+    let result = if pod.metadata.deletion_timestamp.is_some() {
+        // Deleted while no worker ran it (a restart, or an earlier worker that failed to finish
+        // the deletion): nothing of it runs here, so it can go.
+        remove_dir(&worker.pod_dir()).await;
+        worker.finish_deletion().await
+    } else if !runs_as_process(&pod) {
         worker.simulate().await
     } else if shared.process_pods {
         worker.run_processes().await
@@ -100,6 +105,12 @@ impl Worker {
 
     fn uid(&self) -> String {
         self.pod.uid().unwrap_or_default()
+    }
+
+    /// Where the pod's working directory, logs and pid files are.
+    fn pod_dir(&self) -> PathBuf {
+        let namespace = self.pod.namespace().unwrap_or_default();
+        logs::pod_dir(&self.shared.data_dir, &namespace, &self.name(), &self.uid())
     }
 
     /// Waits for the next change of the pod or the node.
@@ -295,12 +306,7 @@ impl Worker {
             }
             return self.until_deleted(&observed).await;
         }
-        let pod_dir = logs::pod_dir(
-            &self.shared.data_dir,
-            &self.pod.namespace().unwrap_or_default(),
-            &self.name(),
-            &self.uid(),
-        );
+        let pod_dir = self.pod_dir();
         self.report(&observed).await;
         let deadline = spec.active_deadline_seconds.map(|s| {
             let started = observed.start_time.unwrap_or_else(Timestamp::now);
@@ -449,7 +455,7 @@ impl Worker {
         let restart_count = observed.slot_mut(slot).restart_count.max(0) as u32;
         let spec = match self.process_spec(pod_dir, container, restart_count).await {
             Ok(spec) => spec,
-            Err(message) => {
+            Err(Unrunnable::Config(message)) => {
                 let cell = observed.slot_mut(slot);
                 *cell = status::waiting(
                     &container.name,
@@ -462,6 +468,26 @@ impl Worker {
                 tokio::spawn(async move {
                     tokio::time::sleep(Duration::from_secs(2)).await;
                     let _ = events.send(Event::Retry { slot }).await;
+                });
+                return;
+            }
+            Err(Unrunnable::NoCommand(message)) => {
+                let log = logs::log_path(pod_dir, &container.name, restart_count);
+                let events = events.clone();
+                tokio::spawn(async move {
+                    if let Ok(writer) = logs::LogWriter::create(&log).await {
+                        let _ =
+                            writer.write_line(logs::LogStream::Stderr, message.as_bytes()).await;
+                    }
+                    let ended = Ended {
+                        exit_code: 128,
+                        signal: None,
+                        reason: "ContainerCannotRun".into(),
+                        message: Some(message),
+                        started_at: None,
+                        finished_at: Timestamp::now(),
+                    };
+                    let _ = events.send(Event::Ended { slot, ended }).await;
                 });
                 return;
             }
@@ -507,7 +533,19 @@ impl Worker {
         pod_dir: &std::path::Path,
         container: &Container,
         restart_count: u32,
-    ) -> Result<ProcessSpec, String> {
+    ) -> Result<ProcessSpec, Unrunnable> {
+        let command = container.command.clone().unwrap_or_default();
+        let args = container.args.clone().unwrap_or_default();
+        // Without an image there is no entrypoint: the command runs, or else the arguments do
+        // (as with images that have no entrypoint, such as busybox).
+        let mut argv: Vec<String> =
+            if command.is_empty() { args } else { command.into_iter().chain(args).collect() };
+        if argv.is_empty() {
+            return Err(Unrunnable::NoCommand(format!(
+                "container {:?} has no command: keelson's local node runs a Job pod's command as a local process and cannot use an image's entrypoint; give the container a command",
+                container.name
+            )));
+        }
         let work_dir = pod_dir.join("work");
         let hostname =
             self.pod.spec.as_ref().and_then(|s| s.hostname.clone()).unwrap_or_else(|| self.name());
@@ -521,19 +559,7 @@ impl Worker {
         ];
         let env = env::resolve(&self.shared.client, &self.pod, container, base)
             .await
-            .map_err(|e| e.to_string())?;
-        let command = container.command.clone().unwrap_or_default();
-        let args = container.args.clone().unwrap_or_default();
-        // Without an image there is no entrypoint: the command runs, or else the arguments do
-        // (as with images that have no entrypoint, such as busybox).
-        let mut argv: Vec<String> =
-            if command.is_empty() { args } else { command.into_iter().chain(args).collect() };
-        if argv.is_empty() {
-            return Err(format!(
-                "container {:?} has no command: keelson's local node runs a Job pod's command as a local process and cannot use an image's entrypoint; give the container a command",
-                container.name
-            ));
-        }
+            .map_err(|e| Unrunnable::Config(e.to_string()))?;
         argv = argv.iter().map(|a| env::expand(a, &env)).collect();
         let program = argv.remove(0);
         Ok(ProcessSpec {
@@ -545,6 +571,14 @@ impl Worker {
             pid_file: pod_dir.join("pids").join(format!("{}.pid", container.name)),
         })
     }
+}
+
+/// Why a container cannot be started.
+enum Unrunnable {
+    /// Its ConfigMaps or Secrets are missing (they may appear: retried).
+    Config(String),
+    /// It has nothing to run (final).
+    NoCommand(String),
 }
 
 /// Which container an event is about.
