@@ -2,6 +2,7 @@
 //! node selector and required node affinity, taints and tolerations, cordoned and not-ready
 //! nodes, and resource requests against what the node has left.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -290,7 +291,11 @@ fn field_matches(field: &NodeSelectorRequirement, name: &str) -> bool {
 /// Among fitting nodes the least allocated wins (most free cpu and memory, in percent of
 /// allocatable, counting containers without requests as kube-scheduler does), ties going to
 /// the first name.
-pub fn place(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<String, Unschedulable> {
+pub fn place<P: Borrow<Pod>>(
+    pod: &Pod,
+    nodes: &[Node],
+    pods: &[P],
+) -> Result<String, Unschedulable> {
     if nodes.is_empty() {
         return Err(Unschedulable { message: NO_NODES_MESSAGE.to_owned() });
     }
@@ -306,8 +311,11 @@ pub fn place(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<String, Unschedu
             *reasons.entry(mismatch.to_string()).or_default() += 1;
             continue;
         }
-        let others: Vec<&Pod> =
-            pods.iter().filter(|p| is_bound_to(p, name) && !same_pod(p, pod)).collect();
+        let others: Vec<&Pod> = pods
+            .iter()
+            .map(Borrow::borrow)
+            .filter(|p| is_bound_to(p, name) && !same_pod(p, pod))
+            .collect();
         let allocatable = allocatable(node);
         let shortages = shortages(&request, &allocatable, &others);
         if !shortages.is_empty() {
@@ -717,7 +725,7 @@ mod tests {
                 },
             )
         };
-        assert_eq!(place(&gpu("first"), &nodes, &[]), Ok("gpu-1".into()));
+        assert_eq!(place::<Pod>(&gpu("first"), &nodes, &[]), Ok("gpu-1".into()));
         let cluster = [bound(gpu("first"), "gpu-1")];
         let err = place(&gpu("second"), &nodes, &cluster).unwrap_err();
         assert_eq!(err.message, "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
@@ -730,7 +738,7 @@ mod tests {
         );
         let no_gpu = [node("cpu-only", &[])];
         assert!(
-            place(&gpu("x"), &no_gpu, &[])
+            place::<Pod>(&gpu("x"), &no_gpu, &[])
                 .unwrap_err()
                 .message
                 .contains("1 Insufficient nvidia.com/gpu")
@@ -769,14 +777,14 @@ mod tests {
             message,
             "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity/selector."
         );
-        assert_eq!(place(&gpu_pod, &[], &[]).unwrap_err().message, NO_NODES_MESSAGE);
+        assert_eq!(place::<Pod>(&gpu_pod, &[], &[]).unwrap_err().message, NO_NODES_MESSAGE);
     }
 
     #[test]
     fn the_least_allocated_node_wins_and_ties_go_by_name() {
         let nodes = [node("b", &[]), node("a", &[])];
         let p = requesting("p", &[("cpu", "1")]);
-        assert_eq!(place(&p, &nodes, &[]), Ok("a".into()));
+        assert_eq!(place::<Pod>(&p, &nodes, &[]), Ok("a".into()));
         let cluster = [bound(requesting("q", &[("cpu", "2")]), "a")];
         assert_eq!(place(&p, &nodes, &cluster), Ok("b".into()));
         let best_effort = |name: &str| {
@@ -789,6 +797,6 @@ mod tests {
             "pods without requests still spread"
         );
         let bigger = [node("a", &[]), node("big", &[("cpu", "64"), ("memory", "256Gi")])];
-        assert_eq!(place(&p, &bigger, &[]), Ok("big".into()));
+        assert_eq!(place::<Pod>(&p, &bigger, &[]), Ok("big".into()));
     }
 }

@@ -3,6 +3,7 @@
 //! `FailedScheduling` event.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt, stream};
@@ -35,11 +36,46 @@ pub async fn run(client: Client, recorder: Recorder) {
         .map(|_| ());
     let mut events = stream::select(pod_events, node_events).boxed();
     let mut scheduler = Scheduler { client, recorder, assumed: HashMap::new() };
-    while events.next().await.is_some() {
+    let mut retry: Option<tokio::time::Instant> = None;
+    loop {
+        tokio::select! {
+            event = events.next() => if event.is_none() { return },
+            _ = sleep_until(retry) => {}
+        }
         // Let a burst of changes land, then place everything pending in one pass.
         tokio::time::sleep(Duration::from_millis(10)).await;
         while let Some(Some(())) = events.next().now_or_never() {}
-        scheduler.pass(&pods, &nodes).await;
+        let now = tokio::time::Instant::now();
+        retry = match scheduler.pass(&pods, &nodes).await {
+            Outcome::Done => None,
+            Outcome::BindFailed => Some(now + BIND_RETRY),
+            Outcome::Unschedulable => Some(now + UNSCHEDULABLE_RETRY),
+        };
+    }
+}
+
+/// How many bindings and refusals a pass writes at once.
+const CONCURRENT_WRITES: usize = 16;
+/// How soon a pass runs again after a bind failed (the pod changed under it).
+const BIND_RETRY: Duration = Duration::from_millis(200);
+/// How often unschedulable pods are tried again without a change that could make room.
+const UNSCHEDULABLE_RETRY: Duration = Duration::from_secs(5);
+
+/// What a pass left to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Outcome {
+    /// Every pending pod was bound.
+    Done,
+    /// Some pods fit nowhere.
+    Unschedulable,
+    /// A bind failed; the pod is placed again from fresh state.
+    BindFailed,
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -52,43 +88,76 @@ struct Scheduler {
 }
 
 impl Scheduler {
-    async fn pass(&mut self, pods: &Store<Pod>, nodes: &Store<Node>) {
-        let nodes: Vec<Node> = nodes.state().iter().map(|n| Node::clone(n)).collect();
-        let mut view: Vec<Pod> = pods.state().iter().map(|p| Pod::clone(p)).collect();
+    async fn pass(&mut self, pods: &Store<Pod>, nodes: &Store<Node>) -> Outcome {
+        let state = pods.state();
         self.assumed.retain(|uid, _| {
-            view.iter().any(|p| p.uid().as_deref() == Some(uid) && node_name(p).is_none())
+            state.iter().any(|p| p.uid().as_deref() == Some(uid) && node_name(p).is_none())
         });
-        for pod in &mut view {
-            if let Some(node) = pod.uid().and_then(|uid| self.assumed.get(&uid)) {
-                pod.spec.get_or_insert_default().node_name = Some(node.clone());
-            }
+        if !state.iter().any(|p| self.is_pending(p)) {
+            return Outcome::Done;
         }
-        let mut pending: Vec<Pod> = view
+        let nodes: Vec<Node> = nodes.state().iter().map(|n| Node::clone(n)).collect();
+        // Pods this scheduler bound count on their node even before the watch shows it.
+        let mut view: Vec<Arc<Pod>> = state
             .iter()
-            .filter(|p| node_name(p).is_none() && !is_terminal(p) && !is_deleting(p))
-            .filter(|p| {
-                let name = p.spec.as_ref().and_then(|s| s.scheduler_name.as_deref());
-                name.is_none_or(|n| n == DEFAULT_SCHEDULER)
+            .map(|p| match p.uid().and_then(|uid| self.assumed.get(&uid)) {
+                Some(node) => Arc::new(bound_to(p, node)),
+                None => p.clone(),
             })
-            .cloned()
             .collect();
+        let mut pending: Vec<Arc<Pod>> =
+            view.iter().filter(|p| self.is_pending(p)).cloned().collect();
         pending.sort_by(|a, b| {
             (&a.metadata.creation_timestamp, a.name_any())
                 .cmp(&(&b.metadata.creation_timestamp, b.name_any()))
         });
+        // Place every pending pod first (each placement counts on the next), then write the
+        // bindings and refusals concurrently.
+        let mut binds = Vec::new();
+        let mut refusals = Vec::new();
         for pod in pending {
             match scheduler::place(&pod, &nodes, &view) {
                 Ok(node) => {
-                    if self.bind(&pod, &node).await {
-                        self.assumed.insert(pod.uid().unwrap_or_default(), node.clone());
-                        let mut bound = pod.clone();
-                        bound.spec.get_or_insert_default().node_name = Some(node);
-                        view.push(bound);
-                    }
+                    view.push(Arc::new(bound_to(&pod, &node)));
+                    binds.push((pod, node));
                 }
-                Err(unschedulable) => self.unschedulable(&pod, &unschedulable.message).await,
+                Err(unschedulable) => refusals.push((pod, unschedulable.message)),
             }
         }
+        let mut outcome = if refusals.is_empty() { Outcome::Done } else { Outcome::Unschedulable };
+        let this = &*self;
+        let bound: Vec<Option<(String, String)>> = stream::iter(binds)
+            .map(|(pod, node)| async move {
+                this.bind(&pod, &node).await.then(|| (pod.uid().unwrap_or_default(), node))
+            })
+            .buffer_unordered(CONCURRENT_WRITES)
+            .collect()
+            .await;
+        stream::iter(refusals)
+            .for_each_concurrent(CONCURRENT_WRITES, |(pod, message)| async move {
+                this.unschedulable(&pod, &message).await;
+            })
+            .await;
+        for result in bound {
+            match result {
+                Some((uid, node)) => {
+                    self.assumed.insert(uid, node);
+                }
+                None => outcome = Outcome::BindFailed,
+            }
+        }
+        outcome
+    }
+
+    /// Whether this scheduler should place the pod: not bound (nor assumed bound), not finished,
+    /// not being deleted, and asking for the default scheduler.
+    fn is_pending(&self, pod: &Pod) -> bool {
+        let scheduler = pod.spec.as_ref().and_then(|s| s.scheduler_name.as_deref());
+        node_name(pod).is_none()
+            && !pod.uid().is_some_and(|uid| self.assumed.contains_key(&uid))
+            && !is_terminal(pod)
+            && !is_deleting(pod)
+            && scheduler.is_none_or(|n| n == DEFAULT_SCHEDULER)
     }
 
     /// Binds the pod to `node` (only the version placed, so a changed pod is placed again) and
@@ -117,22 +186,19 @@ impl Scheduler {
     /// Marks the pod `PodScheduled=False` (`Unschedulable`) and says why in an event, once per
     /// distinct reason.
     async fn unschedulable(&self, pod: &Pod, message: &str) {
-        let current = pod
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"));
-        if current.is_some_and(|c| c.status == "False" && c.message.as_deref() == Some(message)) {
+        if scheduled_condition(pod).is_some_and(|c| same(c, "False", Some(message))) {
             return;
         }
         let api: Api<Pod> =
             Api::namespaced(self.client.clone(), &pod.namespace().unwrap_or_default());
-        self.set_scheduled(&api, &pod.name_any(), "False", Some("Unschedulable"), Some(message))
-            .await;
-        self.record(pod, EventType::Warning, "FailedScheduling", message.to_owned()).await;
+        let name = pod.name_any();
+        if self.set_scheduled(&api, &name, "False", Some("Unschedulable"), Some(message)).await {
+            self.record(pod, EventType::Warning, "FailedScheduling", message.to_owned()).await;
+        }
     }
 
-    /// Sets the `PodScheduled` condition, keeping the pod's other conditions.
+    /// Sets the `PodScheduled` condition, keeping the pod's other conditions; whether it
+    /// changed anything (the pod this scheduler sees may be older than the stored one).
     async fn set_scheduled(
         &self,
         api: &Api<Pod>,
@@ -140,9 +206,12 @@ impl Scheduler {
         status: &str,
         reason: Option<&str>,
         message: Option<&str>,
-    ) {
+    ) -> bool {
         for _ in 0..5 {
-            let Ok(Some(pod)) = api.get_opt(name).await else { return };
+            let Ok(Some(pod)) = api.get_opt(name).await else { return false };
+            if scheduled_condition(&pod).is_some_and(|c| same(c, status, message)) {
+                return false;
+            }
             let mut conditions: Vec<PodCondition> =
                 pod.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
             conditions.retain(|c| c.type_ != "PodScheduled");
@@ -163,9 +232,10 @@ impl Scheduler {
             }
             match api.patch_status(name, &PatchParams::default(), &Patch::Merge(patch)).await {
                 Err(kube::Error::Api(e)) if e.code == 409 => continue,
-                _ => return,
+                result => return result.is_ok(),
             }
         }
+        false
     }
 
     async fn record(&self, pod: &Pod, type_: EventType, reason: &str, note: String) {
@@ -180,6 +250,21 @@ impl Scheduler {
             tracing::debug!(%error, "recording a scheduling event failed");
         }
     }
+}
+
+/// A copy of `pod` bound to `node`.
+fn bound_to(pod: &Pod, node: &str) -> Pod {
+    let mut bound = pod.clone();
+    bound.spec.get_or_insert_default().node_name = Some(node.to_owned());
+    bound
+}
+
+fn scheduled_condition(pod: &Pod) -> Option<&PodCondition> {
+    pod.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == "PodScheduled")
+}
+
+fn same(condition: &PodCondition, status: &str, message: Option<&str>) -> bool {
+    condition.status == status && condition.message.as_deref() == message
 }
 
 fn node_name(pod: &Pod) -> Option<&str> {

@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::FutureExt;
 use serde_json::{Value, json};
 
 use crate::catalog::ResourceInfo;
@@ -21,6 +22,10 @@ use super::write::{Propagation, delete_entry};
 
 /// How often a pass runs without a triggering change (catches owners that never existed).
 const RESYNC: Duration = Duration::from_secs(5);
+/// The shortest time between two passes.
+const MIN_INTERVAL: Duration = Duration::from_millis(50);
+/// How long a change is given for related writes to land before a pass.
+const SETTLE: Duration = Duration::from_millis(5);
 
 /// Something the collector does to one object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,11 +163,14 @@ fn interesting(event: &Event) -> bool {
         || owner_refs(&event.object).next().is_some()
 }
 
-/// Runs the collector until the store shuts down.
+/// Runs the collector until the store shuts down. Changes are coalesced: a burst of writes
+/// (a Job controller making pods, a kubelet reporting their statuses) costs one pass, and passes
+/// run at most every [`MIN_INTERVAL`], since each reads every object.
 pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let Ok(mut watch) = store.watch("/", store.revision()) else { return };
         pass(&store, &registry).await;
+        let mut last_pass = tokio::time::Instant::now();
         loop {
             tokio::select! {
                 next = watch.next() => match next {
@@ -172,14 +180,30 @@ pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle
                         Err(_) => return,
                     },
                     Some(Err(_)) => return,
-                    Some(Ok(event)) if interesting(&event) => {
-                        // Let a burst of related writes land before looking.
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                    }
+                    Some(Ok(event)) if interesting(&event) => {}
                     Some(Ok(_)) => continue,
                 },
                 _ = tokio::time::sleep(RESYNC) => {}
             }
+            // Let a burst of related writes land, then take everything that queued meanwhile.
+            tokio::time::sleep_until(
+                (last_pass + MIN_INTERVAL).max(tokio::time::Instant::now() + SETTLE),
+            )
+            .await;
+            loop {
+                match watch.next().now_or_never() {
+                    Some(Some(Ok(_))) => {}
+                    Some(Some(Err(StoreError::Compacted { .. }))) => {
+                        match store.watch("/", store.revision()) {
+                            Ok(w) => watch = w,
+                            Err(_) => return,
+                        }
+                    }
+                    Some(None | Some(Err(_))) => return,
+                    None => break,
+                }
+            }
+            last_pass = tokio::time::Instant::now();
             pass(&store, &registry).await;
         }
     })
