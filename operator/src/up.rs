@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use keelson_controllers::serving::settings::Settings;
 use keelson_embedded::node::config::{self, NodeConfig};
 use keelson_embedded::node::{self, LocalNode, NodeOptions};
 use keelson_embedded::server::{self, RunningServer, ServerConfig, tls::write_secret};
@@ -69,11 +70,15 @@ pub struct ControlPlane {
     /// The API server.
     pub server: RunningServer,
     node: LocalNode,
+    controllers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl ControlPlane {
-    /// Stops the local node (its processes first), then the API server.
+    /// Stops the controllers, the local node (its processes first), then the API server.
     pub async fn shutdown(self) {
+        for task in &self.controllers {
+            task.abort();
+        }
         self.node.shutdown().await;
         self.server.shutdown(Duration::from_secs(5)).await;
     }
@@ -94,9 +99,23 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     let client = client(&kubeconfig).await?;
     install_crds(&client).await?;
-    let node = node::start(client, node_options).await.context("starting the local node")?;
+    let node =
+        node::start(client.clone(), node_options).await.context("starting the local node")?;
+    let controllers = keelson_controllers::serving::spawn(client, serving_settings());
     tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, url = %server.url(), "control plane up");
-    Ok(ControlPlane { server, node })
+    Ok(ControlPlane { server, node, controllers })
+}
+
+/// The serving settings from the environment; the benchmark Job runs this very binary as a
+/// local process unless `KEELSON_BENCH_COMMAND` names another.
+fn serving_settings() -> Settings {
+    let mut settings = Settings::from_env();
+    if std::env::var_os("KEELSON_BENCH_COMMAND").is_none()
+        && let Ok(exe) = std::env::current_exe()
+    {
+        settings.bench_command = exe.display().to_string();
+    }
+    settings
 }
 
 /// A client for a kubeconfig given as YAML.

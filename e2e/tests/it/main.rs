@@ -3,4 +3,5 @@
 mod crash;
 mod kubectl;
 mod node;
+mod serving;
 mod support;

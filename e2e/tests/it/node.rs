@@ -256,11 +256,10 @@ fn a_gpu_pod_waits_for_a_gpu_node_and_gpus_are_never_over_committed() {
         k.jsonpath("pod", "gpu-a", "{.status.conditions[?(@.type==\"PodScheduled\")].reason}")
             == "Unschedulable"
     });
-    let events = k.ok(&["get", "events", "--field-selector=involvedObject.name=gpu-a"]);
-    assert!(
-        events.contains("FailedScheduling") && events.contains("Insufficient nvidia.com/gpu"),
-        "{events}"
-    );
+    eventually(30, "a FailedScheduling event saying why", || {
+        let events = k.ok(&["get", "events", "--field-selector=involvedObject.name=gpu-a"]);
+        events.contains("FailedScheduling") && events.contains("Insufficient nvidia.com/gpu")
+    });
     assert_eq!(k.jsonpath("pod", "gpu-a", "{.status.phase}"), "Pending");
     k.apply(
         "gpu-node.yaml",

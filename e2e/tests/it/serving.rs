@@ -1,0 +1,145 @@
+//! The model-serving controllers against `keelson up` with a simulated GPU node, driven with
+//! kubectl: a ModelDeployment becomes a ready Deployment and an annotated Service, scales to
+//! zero, puts back children changed or deleted by hand, keeps its benchmark figure, and takes
+//! its children with it; a Memory cache's syncer follows the cache.
+
+use crate::support::{Keelson, eventually};
+
+const GPU_NODE: [&str; 4] = ["--node", "gpu-0,nvidia.com/gpu=2", "--pod-ready-delay", "200ms"];
+
+const MODEL: &str = "apiVersion: serving.keelson.dev/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: qwen
+spec:
+  backend: vllm
+  model: Qwen/Qwen2.5-7B-Instruct
+  replicas: 1
+  resources:
+    limits: {nvidia.com/gpu: \"1\"}
+  litellm:
+    aliases: [qwen-chat]
+";
+
+fn ready(k: &Keelson) -> String {
+    k.jsonpath("modeldeployment", "qwen", "{.status.conditions[?(@.type==\"Ready\")].status}")
+}
+
+#[test]
+fn a_model_deployment_serves_scales_to_zero_and_puts_its_children_back() {
+    let k = Keelson::up_with(&GPU_NODE);
+    k.apply("qwen.yaml", MODEL);
+    k.ok(&["wait", "--for=condition=Ready", "modeldeployment/qwen", "--timeout=60s"]);
+    let table = k.ok(&["get", "modeldeployments"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "BACKEND", "MODEL", "REPLICAS", "READY", "PHASE", "TPS", "AGE"]);
+    assert!(table.contains("Running"), "{table}");
+    assert_eq!(k.jsonpath("modeldeployment", "qwen", "{.status.allocatedGpu.node}"), "gpu-0");
+    assert_eq!(
+        k.jsonpath(
+            "service",
+            "qwen",
+            "{.metadata.annotations.litellm\\.keelson\\.dev/served-model}"
+        ),
+        "qwen"
+    );
+    assert_eq!(
+        k.jsonpath("service", "qwen", "{.metadata.annotations.litellm\\.keelson\\.dev/aliases}"),
+        "qwen-chat"
+    );
+
+    // A direct scale of the child is put back; a deleted child comes back.
+    k.ok(&["scale", "deployment/qwen", "--replicas=3"]);
+    eventually(30, "the child's replicas to be reset", || {
+        k.jsonpath("deployment", "qwen", "{.spec.replicas}") == "1"
+    });
+    k.ok(&["delete", "service", "qwen"]);
+    eventually(30, "the Service to come back", || {
+        k.kubectl(&["get", "service", "qwen"]).status.success()
+    });
+
+    // Zero replicas: Idle, not Ready, the Deployment at zero.
+    k.ok(&["scale", "modeldeployment/qwen", "--replicas=0"]);
+    eventually(30, "the model to be idle", || {
+        k.jsonpath("modeldeployment", "qwen", "{.status.phase}") == "Idle"
+    });
+    assert_eq!(
+        k.jsonpath("modeldeployment", "qwen", "{.status.conditions[?(@.type==\"Ready\")].reason}"),
+        "ScaledToZero"
+    );
+    assert_eq!(ready(&k), "False");
+    assert_eq!(k.jsonpath("deployment", "qwen", "{.spec.replicas}"), "0");
+
+    // Deleting the model takes every child with it.
+    k.ok(&["delete", "modeldeployment", "qwen"]);
+    eventually(30, "the children to go", || {
+        !k.kubectl(&["get", "deployment", "qwen"]).status.success()
+            && !k.kubectl(&["get", "service", "qwen"]).status.success()
+    });
+}
+
+#[test]
+fn a_benchmark_figure_reaches_the_status_and_survives_a_restart() {
+    let mut k = Keelson::up_with(&GPU_NODE);
+    k.apply("qwen.yaml", MODEL);
+    k.ok(&["wait", "--for=condition=Ready", "modeldeployment/qwen", "--timeout=60s"]);
+    eventually(30, "the benchmark Job", || {
+        k.kubectl(&["get", "job", "qwen-benchmark"]).status.success()
+    });
+    k.ok(&[
+        "create",
+        "configmap",
+        "qwen-benchmark-results",
+        "--from-literal=tokensPerSecond=123.4",
+    ]);
+    eventually(30, "the figure in the status", || {
+        k.jsonpath("modeldeployment", "qwen", "{.status.tokensPerSecond}") == "123.4"
+    });
+    assert!(k.ok(&["get", "modeldeployment", "qwen"]).contains("123.4"));
+    let events = k.ok(&["get", "events", "--field-selector=involvedObject.name=qwen"]);
+    assert!(events.contains("BenchmarkComplete"), "{events}");
+    k.kill();
+    k.start();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(k.jsonpath("modeldeployment", "qwen", "{.status.tokensPerSecond}"), "123.4");
+    k.ok(&["delete", "modeldeployment", "qwen"]);
+    eventually(30, "the results ConfigMap to go with its model", || {
+        !k.kubectl(&["get", "configmap", "qwen-benchmark-results"]).status.success()
+    });
+}
+
+#[test]
+fn a_memory_cache_syncer_follows_its_cache_and_a_model_waits_for_it() {
+    let k = Keelson::up_with(&GPU_NODE);
+    k.apply(
+        "cache.yaml",
+        "apiVersion: serving.keelson.dev/v1alpha1\nkind: ModelCache\nmetadata:\n  name: llama\nspec:\n  source: mlc://mlc-ai/Llama-3.1-8B-Instruct-q4f16_1-MLC\n  storageStrategy: Memory\n",
+    );
+    eventually(30, "the syncer", || {
+        k.kubectl(&["get", "daemonset", "llama-ram-syncer"]).status.success()
+    });
+    k.ok(&["delete", "daemonset", "llama-ram-syncer"]);
+    eventually(30, "the syncer to come back", || {
+        k.kubectl(&["get", "daemonset", "llama-ram-syncer"]).status.success()
+    });
+    eventually(30, "the cache to be ready", || {
+        k.jsonpath("modelcache", "llama", "{.status.phase}") == "Ready"
+    });
+    k.apply(
+        "llama.yaml",
+        "apiVersion: serving.keelson.dev/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: llama\nspec:\n  backend: mlc-llm\n  model: Llama-3.1-8B-Instruct-q4f16_1-MLC\n  modelCacheRef: llama\n  mlcllm: {mode: local}\n",
+    );
+    k.ok(&["wait", "--for=condition=Ready", "modeldeployment/llama", "--timeout=60s"]);
+    assert_eq!(
+        k.jsonpath(
+            "modeldeployment",
+            "llama",
+            "{.status.conditions[?(@.type==\"CacheReady\")].status}"
+        ),
+        "True"
+    );
+    k.ok(&["delete", "modelcache", "llama"]);
+    eventually(30, "the syncer to go with its cache", || {
+        !k.kubectl(&["get", "daemonset", "llama-ram-syncer"]).status.success()
+    });
+}
