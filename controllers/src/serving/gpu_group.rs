@@ -190,9 +190,12 @@ pub fn decide(group: &GPUGroup, members: &[Member], now: Timestamp) -> Decision 
     build(group, &members, status, active, swap, deferred, now)
 }
 
-/// A swap to the running member when the status names another one (or none).
+/// A swap to the running member when the status names another one. A group seen for the
+/// first time (the status names none) takes the running member as it is: no swap, so no
+/// cooldown starts before anything was preempted.
 fn adopted<'a>(running: &'a Member, named: Option<&str>) -> Option<Swap<'a>> {
-    (named != Some(running.name.as_str()))
+    named
+        .is_some_and(|named| named != running.name)
         .then(|| Swap { to: running, reason: format!("{} was found running", running.name) })
 }
 
@@ -486,7 +489,8 @@ spec:
         let d = decide(&g, &members, at(1000));
         assert_eq!(d.active.as_deref(), Some("chat"));
         assert!(d.scale.is_empty());
-        assert_eq!(d.status.swap_count, 1, "the running member is adopted");
+        assert_eq!(d.status.swap_count, 0, "the running member is taken as it is: no swap");
+        assert_eq!(d.status.last_swap_time, None, "and no cooldown");
         assert_eq!(d.status.phase, Some(GpuGroupPhase::Active));
         apply(&mut g, &mut members, &d);
 
@@ -496,7 +500,7 @@ spec:
         let d = decide(&g, &members, at(1200));
         assert_eq!(d.active.as_deref(), Some("coder"));
         assert_eq!(d.scale, scale(&[("chat", 0), ("coder", 1)]));
-        assert_eq!(d.status.swap_count, 2);
+        assert_eq!(d.status.swap_count, 1);
         assert_eq!(d.status.last_swap_time, Some(Time(at(1200))));
         assert_eq!(
             d.status.last_swap_reason.as_deref(),
@@ -515,7 +519,7 @@ spec:
         let d = decide(&g, &members, at(1210));
         assert_eq!(d.active.as_deref(), Some("coder"));
         assert!(d.scale.is_empty());
-        assert_eq!(d.status.swap_count, 2);
+        assert_eq!(d.status.swap_count, 1);
         assert_eq!(d.requeue_after, Some(Duration::from_secs(50)));
         assert_eq!(d.status.phase, Some(GpuGroupPhase::Active));
         let (status, reason, message) = ready(&d);

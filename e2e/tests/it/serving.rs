@@ -143,3 +143,71 @@ fn a_memory_cache_syncer_follows_its_cache_and_a_model_waits_for_it() {
         !k.kubectl(&["get", "daemonset", "llama-ram-syncer"]).status.success()
     });
 }
+
+fn member(name: &str, replicas: u32) -> String {
+    format!(
+        "apiVersion: serving.keelson.dev/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: {name}\nspec:\n  backend: vllm\n  model: org/{name}\n  replicas: {replicas}\n  resources:\n    limits: {{nvidia.com/gpu: \"1\"}}\n"
+    )
+}
+
+#[test]
+fn a_gpu_group_swaps_to_the_model_with_demand_and_not_back_inside_the_cooldown() {
+    let k = Keelson::up_with(&["--node", "gpu-0,nvidia.com/gpu=1", "--pod-ready-delay", "200ms"]);
+    k.apply("first.yaml", &member("first", 1));
+    k.apply("second.yaml", &member("second", 0));
+    k.apply(
+        "group.yaml",
+        "apiVersion: serving.keelson.dev/v1alpha1\nkind: GPUGroup\nmetadata:\n  name: gpu-0\nspec:\n  node: gpu-0\n  models:\n  - name: first\n  - name: second\n  antiThrashing:\n    minimumRunDurationSeconds: 0\n    cooldownAfterPreemptionSeconds: 300\n",
+    );
+    k.ok(&["wait", "--for=condition=Ready", "modeldeployment/first", "--timeout=60s"]);
+    let replicas = |name: &str| k.jsonpath("modeldeployment", name, "{.spec.replicas}");
+
+    k.ok(&["annotate", "modeldeployment", "second", "serving.keelson.dev/queued-requests=5"]);
+    eventually(30, "the swap to the second model", || {
+        replicas("first") == "0" && replicas("second") == "1"
+    });
+    eventually(30, "the group to name it", || {
+        k.jsonpath("gpugroup", "gpu-0", "{.status.activeModel}") == "second"
+    });
+    k.ok(&["wait", "--for=condition=Ready", "modeldeployment/second", "--timeout=60s"]);
+    assert_eq!(k.jsonpath("gpugroup", "gpu-0", "{.status.swapCount}"), "1");
+
+    // Demand moves back at once: inside the cooldown nothing swaps.
+    k.ok(&["annotate", "modeldeployment", "second", "serving.keelson.dev/queued-requests-"]);
+    k.ok(&["annotate", "modeldeployment", "first", "serving.keelson.dev/queued-requests=3"]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert_eq!((replicas("first"), replicas("second")), ("0".to_owned(), "1".to_owned()));
+    assert_eq!(k.jsonpath("gpugroup", "gpu-0", "{.status.swapCount}"), "1");
+}
+
+#[test]
+fn deleting_the_benchmark_job_removes_its_pods_and_a_deleted_serving_pod_comes_back() {
+    let k = Keelson::up_with(&GPU_NODE);
+    k.apply("qwen.yaml", MODEL);
+    k.ok(&["wait", "--for=condition=Ready", "modeldeployment/qwen", "--timeout=60s"]);
+    let serving_pods = || {
+        k.ok(&[
+            "get",
+            "pods",
+            "-l",
+            "serving.keelson.dev/model-deployment=qwen,app.kubernetes.io/name=model-server",
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
+        ])
+    };
+    let pod = serving_pods();
+    k.ok(&["delete", "pod", &pod]);
+    eventually(30, "a new serving pod", || {
+        let now = serving_pods();
+        !now.is_empty() && !now.split_whitespace().any(|p| p == pod)
+    });
+    let bench_pods = || k.ok(&["get", "pods", "-l", "job-name=qwen-benchmark", "-o", "name"]);
+    eventually(30, "the benchmark Job's pod", || !bench_pods().is_empty());
+    let before = bench_pods();
+    k.ok(&["delete", "job", "qwen-benchmark"]);
+    // The model recreates its benchmark Job (it has no figure yet); the old pods are gone.
+    eventually(30, "the benchmark pods to go", || {
+        let now = bench_pods();
+        before.split_whitespace().all(|p| !now.split_whitespace().any(|q| q == p))
+    });
+}
