@@ -37,7 +37,7 @@ const DOWNLOADER_LABEL: &str = "modelcache-downloader";
 /// `app.kubernetes.io/name` of a cache's syncer DaemonSet, for both node strategies (the spec
 /// names both DaemonSets `-ram-syncer`; one label keeps the immutable selector stable when the
 /// strategy changes).
-const SYNCER_LABEL: &str = "modelcache-ram-syncer";
+pub const SYNCER_COMPONENT: &str = "modelcache-ram-syncer";
 
 /// Where the download Job mounts the cache's claim.
 pub const MOUNT_PATH: &str = "/models";
@@ -352,9 +352,9 @@ pub fn syncer(cache: &ModelCache) -> Option<DaemonSet> {
         resources: Some(syncer_resources(cache.spec.storage_strategy, copying)),
         ..Container::default()
     };
-    let meta = child_meta(cache, syncer_name(cache), SYNCER_LABEL);
+    let meta = child_meta(cache, syncer_name(cache), SYNCER_COMPONENT);
     let selector = BTreeMap::from([
-        ("app.kubernetes.io/name".to_owned(), SYNCER_LABEL.to_owned()),
+        ("app.kubernetes.io/name".to_owned(), SYNCER_COMPONENT.to_owned()),
         ("app.kubernetes.io/instance".to_owned(), cache_name(cache).to_owned()),
     ]);
     let node_selector = &cache.spec.node_selector;

@@ -7,11 +7,13 @@
 //! - [`benchmark`]: its benchmark Job and the reading of the results ConfigMap;
 //! - [`cache`]: a ModelCache's claim, download Job, per-node syncer DaemonSet and status;
 //! - [`gpu_group`]: which member of an `Exclusive` GPUGroup holds the GPU;
-//! - [`status`]: a ModelDeployment's status from its cache, Deployment, pods and benchmark.
+//! - [`status`]: a ModelDeployment's status from its cache, Deployment, pods and benchmark;
+//! - [`preflight`]: what stands in a model's way on its GPU node (the `NodeClear` condition).
 
 pub mod benchmark;
 pub mod cache;
 pub mod gpu_group;
+pub mod preflight;
 mod reconcile;
 pub mod settings;
 pub mod status;

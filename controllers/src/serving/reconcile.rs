@@ -8,7 +8,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, PersistentVolumeClaim, Pod, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Service};
+use keelson_api_crds::conditions::{Update, find};
 use keelson_api_crds::serving::{GPUGroup, ModelCache, ModelCachePhase, ModelDeployment};
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
@@ -23,7 +24,7 @@ use tokio::task::JoinHandle;
 
 use super::settings::Settings;
 use super::status::{CacheState, Observed};
-use super::{benchmark, cache, gpu_group, status, workload};
+use super::{benchmark, cache, gpu_group, preflight, status, workload};
 
 /// Field manager of everything the serving controllers apply.
 pub const MANAGER: &str = "keelson-serving";
@@ -221,7 +222,22 @@ async fn reconcile_model(md: Arc<ModelDeployment>, ctx: Arc<Context>) -> Result<
         pods: &pods,
         benchmark: fresh.map(|tps| (tps, jiff::Timestamp::now())),
     };
-    let status = status::status(&md, &cache_state, &observed, jiff::Timestamp::now());
+    let now = jiff::Timestamp::now();
+    let mut status = status::status(&md, &cache_state, &observed, now);
+    let was_clear = md
+        .status
+        .as_ref()
+        .and_then(|s| find(&s.observed.conditions, NODE_CLEAR))
+        .map(|c| c.status == "True");
+    if let Some(node) = preflight::target_node(&md, &pods) {
+        let (clear, message) = node_preflight(client, &md, &node).await?;
+        let reason = if clear { "NodeClear" } else { "NodeNotClear" };
+        let update = Update { type_: NODE_CLEAR, status: clear.into(), reason, message: &message };
+        status.observed.set(update, md.metadata.generation, now);
+        if was_clear != Some(clear) && !clear {
+            record(&ctx, &*md, true, reason, message).await;
+        }
+    }
     let ready = status.observed.is_true("Ready");
     if ready && measured.is_none() && known.is_none() {
         // Benchmark once the model serves (never before: it would measure nothing).
@@ -255,6 +271,31 @@ async fn reconcile_model(md: Arc<ModelDeployment>, ctx: Arc<Context>) -> Result<
         Action::await_change()
     } else {
         Action::requeue(Duration::from_secs(10))
+    })
+}
+
+/// The condition reporting the GPU node preflight.
+const NODE_CLEAR: &str = "NodeClear";
+
+/// Looks at what stands in the model's way on `node`: whether it is clear, and what was found.
+async fn node_preflight(
+    client: &Client,
+    md: &ModelDeployment,
+    node: &str,
+) -> Result<(bool, String)> {
+    let labels = Api::<Node>::all(client.clone())
+        .get_opt(node)
+        .await?
+        .and_then(|n| n.metadata.labels)
+        .unwrap_or_default();
+    let caches = Api::<ModelCache>::all(client.clone()).list(&ListParams::default()).await?.items;
+    let on_node = ListParams::default().fields(&format!("spec.nodeName={node}"));
+    let pods = Api::<Pod>::all(client.clone()).list(&on_node).await?.items;
+    let found = preflight::findings(md, node, &labels, &caches, &pods);
+    Ok(if found.is_empty() {
+        (true, format!("nothing stands in the way on {node}"))
+    } else {
+        (false, format!("on {node}: {}", found.join("; ")))
     })
 }
 

@@ -138,6 +138,23 @@ fn a_memory_cache_syncer_follows_its_cache_and_a_model_waits_for_it() {
         ),
         "True"
     );
+    // A GPU model pinned to the node is told what stands in its way there.
+    k.apply(
+        "pinned.yaml",
+        "apiVersion: serving.keelson.dev/v1alpha1\nkind: ModelDeployment\nmetadata:\n  name: pinned\nspec:\n  backend: vllm\n  model: org/pinned\n  nodeSelector: {kubernetes.io/hostname: gpu-0}\n  resources:\n    limits: {nvidia.com/gpu: \"1\"}\n",
+    );
+    let node_clear = || {
+        k.jsonpath(
+            "modeldeployment",
+            "pinned",
+            "{.status.conditions[?(@.type==\"NodeClear\")].message}",
+        )
+    };
+    eventually(30, "the preflight to report the Memory cache", || {
+        node_clear().contains("Memory cache default/llama targets the node")
+    });
+    let events = k.ok(&["get", "events", "--field-selector=involvedObject.name=pinned"]);
+    assert!(events.contains("NodeNotClear"), "{events}");
     k.ok(&["delete", "modelcache", "llama"]);
     eventually(30, "the syncer to go with its cache", || {
         !k.kubectl(&["get", "daemonset", "llama-ram-syncer"]).status.success()
