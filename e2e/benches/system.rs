@@ -7,7 +7,9 @@
 //!   inserts of the same bytes (one transaction each, WAL, `synchronous=NORMAL`, as the store);
 //! - watch latency: from sending an update to receiving its watch event, p50 and p99;
 //! - the local node: 200 trivial Jobs (`sh -c true`) created at once until all are complete,
-//!   against spawning the same 200 processes directly.
+//!   against spawning the same 200 processes directly;
+//! - the serving controllers: 1,000 ModelDeployments applied at once until all are Ready, the
+//!   API writes each costs, and what a restart's full reconcile pass rewrites (nothing, ideally).
 //!
 //! Run: `cargo build --release -p keelson && cargo bench -p keelson-e2e --bench system`.
 
@@ -18,8 +20,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Namespace, Node, Service};
+use keelson_api_crds::serving::ModelDeployment;
 use keelson_api_crds::workflows::{Agent, AgentSpec};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 
@@ -27,11 +31,19 @@ const RESOURCES: usize = 10_000;
 const CLIENTS: usize = 16;
 const LATENCY_SAMPLES: usize = 1_000;
 const JOBS: usize = 200;
+const MODELS: usize = 1_000;
 
 struct Up {
     child: Child,
     dir: tempfile::TempDir,
     started: Instant,
+}
+
+impl Up {
+    /// Kills the process and hands back its data directory, for a restart on it.
+    fn stop(mut self) -> tempfile::TempDir {
+        std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
+    }
 }
 
 impl Drop for Up {
@@ -42,14 +54,21 @@ impl Drop for Up {
 }
 
 fn spawn_up() -> Up {
-    let dir = tempfile::tempdir().unwrap();
+    spawn_up_in(tempfile::tempdir().unwrap(), &[])
+}
+
+/// `keelson up` on `dir` with extra arguments.
+fn spawn_up_in(dir: tempfile::TempDir, args: &[&str]) -> Up {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let started = Instant::now();
     let child = Command::new(keelson_e2e::keelson_binary())
         .args(["up", "--data-dir"])
         .arg(dir.path())
         .args(["--bind", &format!("127.0.0.1:{port}")])
+        .args(args)
         .env("KEELSON_LOG", "error")
+        // The benchmark Jobs of ready models run `true`: this measures the controllers.
+        .env("KEELSON_BENCH_COMMAND", "true")
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
@@ -239,6 +258,7 @@ async fn main() {
     drop(up);
 
     jobs().await;
+    model_deployments(http_rate).await;
 }
 
 /// A Job running `sh -c true` as a local process.
@@ -305,5 +325,106 @@ async fn jobs() {
         "  overhead per job: {:.1} ms of wall time, {:.1} ms of keelson CPU",
         (elapsed - direct).as_secs_f64() * 1e3 / JOBS as f64,
         server_cpu.as_secs_f64() * 1e3 / JOBS as f64
+    );
+}
+
+/// A ModelDeployment served without GPU or cache.
+fn model(i: usize) -> ModelDeployment {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "serving.keelson.dev/v1alpha1", "kind": "ModelDeployment",
+        "metadata": { "name": format!("model-{i:04}") },
+        "spec": { "backend": "tei", "model": "BAAI/bge-small-en-v1.5" },
+    }))
+    .unwrap()
+}
+
+/// The current revision of the store (a list's `resourceVersion`): every stored write moves it.
+async fn revision(client: &kube::Client) -> u64 {
+    let list = Api::<Namespace>::all(client.clone()).list(&Default::default()).await.unwrap();
+    list.metadata.resource_version.unwrap().parse().unwrap()
+}
+
+/// 1,000 ModelDeployments applied at once until all are Ready, the writes they cost, and a
+/// restart's fresh reconcile of all of them, which should write nothing.
+async fn model_deployments(creates_per_second: f64) {
+    let args = ["--node", "bench,pods=5000,cpu=1000,memory=4000Gi", "--pod-ready-delay", "0s"];
+    let up = spawn_up_in(tempfile::tempdir().unwrap(), &args);
+    let (_, client) = until_ready(&up).await;
+    let api: Api<ModelDeployment> = Api::namespaced(client.clone(), "default");
+    while Api::<Node>::all(client.clone()).list(&Default::default()).await.unwrap().items.is_empty()
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let before = revision(&client).await;
+    let started = Instant::now();
+    futures::stream::iter(0..MODELS)
+        .for_each_concurrent(CLIENTS, |i| {
+            let api = api.clone();
+            async move {
+                api.create(&PostParams::default(), &model(i)).await.unwrap();
+            }
+        })
+        .await;
+    loop {
+        let models = api.list(&Default::default()).await.unwrap().items;
+        let ready = models
+            .iter()
+            .filter(|m| m.status.as_ref().is_some_and(|s| s.observed.is_true("Ready")))
+            .count();
+        if ready == MODELS {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let elapsed = started.elapsed();
+    let writes = revision(&client).await - before;
+    let rate = MODELS as f64 / elapsed.as_secs_f64();
+    println!(
+        "{MODELS} ModelDeployments Ready  {:>6.2} s    {rate:.0} /s   (ratio to the creates/s above: {:.3}); {:.1} API writes each",
+        elapsed.as_secs_f64(),
+        rate / creates_per_second,
+        writes as f64 / MODELS as f64
+    );
+
+    // A restart reconciles every model again with nothing changed: count what it rewrites.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let versions = |client: kube::Client| async move {
+        let mut seen = std::collections::BTreeMap::new();
+        for m in Api::<ModelDeployment>::all(client.clone())
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+        {
+            seen.insert(
+                format!("md/{}", m.metadata.name.unwrap()),
+                m.metadata.resource_version.unwrap(),
+            );
+        }
+        for d in
+            Api::<Deployment>::all(client.clone()).list(&Default::default()).await.unwrap().items
+        {
+            seen.insert(
+                format!("deploy/{}", d.metadata.name.unwrap()),
+                d.metadata.resource_version.unwrap(),
+            );
+        }
+        for s in Api::<Service>::all(client).list(&Default::default()).await.unwrap().items {
+            seen.insert(
+                format!("svc/{}", s.metadata.name.unwrap()),
+                s.metadata.resource_version.unwrap(),
+            );
+        }
+        seen
+    };
+    let settled = versions(client.clone()).await;
+    let again = spawn_up_in(up.stop(), &args);
+    let (_, client) = until_ready(&again).await;
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let after = versions(client).await;
+    let rewritten = settled.iter().filter(|(k, v)| after.get(*k) != Some(*v)).count();
+    println!(
+        "  after a restart, a full reconcile pass rewrote {rewritten} of {} ModelDeployments, Deployments and Services",
+        settled.len()
     );
 }
