@@ -42,6 +42,10 @@ struct Up {
 impl Up {
     /// Kills the process and hands back its data directory, for a restart on it.
     fn stop(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The next start writes a new one; waiting for it must not read this one.
+        let _ = std::fs::remove_file(self.dir.path().join("kubeconfig"));
         std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
     }
 }

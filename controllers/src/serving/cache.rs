@@ -266,7 +266,11 @@ pub fn download_job(cache: &ModelCache) -> Option<Job> {
         spec: Some(JobSpec {
             backoff_limit: Some(DOWNLOAD_BACKOFF_LIMIT),
             template: PodTemplateSpec {
-                metadata: Some(ObjectMeta { labels: meta.labels.clone(), ..ObjectMeta::default() }),
+                metadata: Some(ObjectMeta {
+                    labels: meta.labels.clone(),
+                    annotations: Some(simulated_on_local_node()),
+                    ..ObjectMeta::default()
+                }),
                 spec: Some(PodSpec {
                     restart_policy: Some("OnFailure".to_owned()),
                     containers: vec![container],
@@ -500,6 +504,16 @@ fn fetch_function(source: &Source) -> &'static str {
 // would expand.
 
 const FETCH_HEADER: &str = "set -eu\n";
+
+/// The annotation by which `keelson up`'s local node simulates a Job pod instead of running it
+/// as a local process: a download would fetch the weights onto the host with the host's own
+/// tools (package installs, writes to `/models`), while the serving pods that would read them
+/// are simulated anyway. Clusters ignore it.
+const RUN_AS_PROCESS: &str = "keelson.dev/run-as-process";
+
+fn simulated_on_local_node() -> BTreeMap<String, String> {
+    [(RUN_AS_PROCESS.to_owned(), "false".to_owned())].into()
+}
 
 /// `fetch`: a Hugging Face snapshot into `$TARGET`; resumes an interrupted download.
 const FETCH_HUGGING_FACE: &str = r#"fetch() {

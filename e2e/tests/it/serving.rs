@@ -228,3 +228,22 @@ fn deleting_the_benchmark_job_removes_its_pods_and_a_deleted_serving_pod_comes_b
         before.split_whitespace().all(|p| !now.split_whitespace().any(|q| q == p))
     });
 }
+
+#[test]
+fn the_serving_examples_apply_and_the_group_s_active_model_becomes_ready() {
+    let k =
+        Keelson::up_with(&["--node", "gpu-node-1,nvidia.com/gpu=1", "--pod-ready-delay", "200ms"]);
+    k.ok(&["apply", "-f", "examples/serving/"]);
+    // The SharedPVC cache's download is simulated on the local node; the Memory one syncs.
+    for cache in ["qwen2-5-7b", "llama-3-1-8b-mlc"] {
+        eventually(60, "the caches to be ready", || {
+            k.jsonpath("modelcache", cache, "{.status.phase}") == "Ready"
+        });
+    }
+    // Both models share one GPU through the GPUGroup: the higher priority one serves.
+    k.ok(&["wait", "--for=condition=Ready", "modeldeployment/llama-3-1-8b", "--timeout=60s"]);
+    eventually(30, "the other model to be idle", || {
+        k.jsonpath("modeldeployment", "qwen2-5-7b", "{.status.phase}") == "Idle"
+    });
+    assert_eq!(k.jsonpath("gpugroup", "gpu-node-1", "{.status.activeModel}"), "llama-3-1-8b");
+}

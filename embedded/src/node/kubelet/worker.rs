@@ -21,7 +21,8 @@ use crate::node::runtime::logs;
 use crate::node::runtime::process::{self, ProcessSpec, Terminator};
 use crate::server::pod_log::SIMULATED_SCHEME;
 
-/// The annotation that makes any pod run its containers as local processes.
+/// The annotation that makes any pod run its containers as local processes (`"true"`), or a
+/// Job's pod be simulated (`"false"`).
 pub const RUN_AS_PROCESS: &str = "keelson.dev/run-as-process";
 
 /// Scheme of the container id of a process: `process://<pid>`.
@@ -67,7 +68,8 @@ pub async fn run(shared: Arc<Shared>, mut updates: Updates) {
     }
 }
 
-/// Whether the pod's containers run as local processes.
+/// Whether the pod's containers run as local processes: a Job's pods do, unless annotated
+/// `keelson.dev/run-as-process: "false"`; any pod annotated `"true"` does.
 pub fn runs_as_process(pod: &Pod) -> bool {
     let owned_by_job = pod
         .metadata
@@ -75,8 +77,11 @@ pub fn runs_as_process(pod: &Pod) -> bool {
         .iter()
         .flatten()
         .any(|r| r.kind == "Job" && r.api_version.starts_with("batch/"));
-    let annotated = pod.annotations().get(RUN_AS_PROCESS).is_some_and(|v| v == "true");
-    owned_by_job || annotated
+    match pod.annotations().get(RUN_AS_PROCESS).map(String::as_str) {
+        Some("true") => true,
+        Some("false") => false,
+        _ => owned_by_job,
+    }
 }
 
 /// What wakes a waiting worker.
@@ -250,12 +255,17 @@ impl Worker {
             .flatten()
             .map(|c| status::terminated(&c.name, Some(id(&c.name)), &done, &initial(c)))
             .collect();
+        // A pod meant to run to completion (a Job's) completes; any other keeps running.
+        let completes = matches!(spec.restart_policy.as_deref(), Some("Never" | "OnFailure"));
         observed.containers = spec
             .containers
             .iter()
-            .map(|c| status::running(&c.name, id(&c.name), started, &initial(c)))
+            .map(|c| match completes {
+                true => status::terminated(&c.name, Some(id(&c.name)), &done, &initial(c)),
+                false => status::running(&c.name, id(&c.name), started, &initial(c)),
+            })
             .collect();
-        observed.phase = Some("Running");
+        observed.phase = Some(if completes { "Succeeded" } else { "Running" });
         if is_terminal(&self.pod) {
             return self.until_deleted(&Observed::default()).await;
         }
