@@ -384,7 +384,7 @@ async fn model_deployments(creates_per_second: f64) {
     let writes = revision(&client).await - before;
     let rate = MODELS as f64 / elapsed.as_secs_f64();
     println!(
-        "{MODELS} ModelDeployments Ready  {:>6.2} s    {rate:.0} /s   (ratio to the creates/s above: {:.3}); {:.1} API writes each",
+        "{MODELS} ModelDeployments Ready  {:>6.2} s    {rate:.1} /s   (ratio to the creates/s above: {:.5}); {:.1} API writes each",
         elapsed.as_secs_f64(),
         rate / creates_per_second,
         writes as f64 / MODELS as f64
