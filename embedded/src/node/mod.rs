@@ -12,6 +12,7 @@
 
 pub mod config;
 mod kubelet;
+mod pod_status;
 pub mod pods;
 pub mod quantity;
 mod registration;

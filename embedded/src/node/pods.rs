@@ -21,6 +21,11 @@ pub fn phase(pod: &Pod) -> &str {
     pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("Pending")
 }
 
+/// The node the pod is bound to, if it is.
+pub fn node_name(pod: &Pod) -> Option<&str> {
+    pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).filter(|n| !n.is_empty())
+}
+
 /// Whether the pod is being deleted.
 pub fn is_deleting(pod: &Pod) -> bool {
     pod.metadata.deletion_timestamp.is_some()
@@ -143,24 +148,20 @@ pub fn template_hash(template: &PodTemplateSpec) -> String {
 pub fn sort_for_deletion<'a>(pods: &mut [&'a Pod]) {
     let mut on_node: BTreeMap<&str, usize> = BTreeMap::new();
     for pod in pods.iter() {
-        *on_node.entry(node_name(pod)).or_default() += 1;
+        *on_node.entry(node_name(pod).unwrap_or_default()).or_default() += 1;
     }
     let mut ranked: Vec<(&'a Pod, usize)> =
-        pods.iter().map(|pod| (*pod, on_node[node_name(pod)])).collect();
+        pods.iter().map(|pod| (*pod, on_node[node_name(pod).unwrap_or_default()])).collect();
     ranked.sort_by(|a, b| deletion_order(*a, *b));
     for (slot, (pod, _)) in pods.iter_mut().zip(ranked) {
         *slot = pod;
     }
 }
 
-fn node_name(pod: &Pod) -> &str {
-    pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or_default()
-}
-
 /// Upstream's scale-down ranking; `Less` means "delete first". Each pod comes with the number
 /// of the ranked pods on its node (doubled-up pods go first).
 fn deletion_order((a, a_rank): (&Pod, usize), (b, b_rank): (&Pod, usize)) -> Ordering {
-    let (a_node, b_node) = (node_name(a), node_name(b));
+    let (a_node, b_node) = (node_name(a).unwrap_or_default(), node_name(b).unwrap_or_default());
     let unassigned_first = if a_node != b_node && (a_node.is_empty() || b_node.is_empty()) {
         b_node.is_empty().cmp(&a_node.is_empty())
     } else {

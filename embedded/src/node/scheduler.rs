@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use super::pods::is_terminal;
+use super::pods::{is_terminal, node_name};
 use super::quantity;
 use crate::selectors::{Operator, Requirement};
 
@@ -347,7 +347,7 @@ fn summary(node_count: usize, reasons: &BTreeMap<String, usize>) -> String {
 }
 
 fn is_bound_to(pod: &Pod, node: &str) -> bool {
-    pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node) && !is_terminal(pod)
+    node_name(pod) == Some(node) && !is_terminal(pod)
 }
 
 fn same_pod(a: &Pod, b: &Pod) -> bool {

@@ -16,7 +16,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::json;
 
-use super::pods::{is_deleting, is_terminal};
+use super::pod_status;
+use super::pods::{is_deleting, is_terminal, node_name};
 use super::scheduler;
 
 /// The scheduler name pods get by default; pods naming another scheduler are left alone.
@@ -207,10 +208,9 @@ impl Scheduler {
         reason: Option<&str>,
         message: Option<&str>,
     ) -> bool {
-        for _ in 0..5 {
-            let Ok(Some(pod)) = api.get_opt(name).await else { return false };
-            if scheduled_condition(&pod).is_some_and(|c| same(c, status, message)) {
-                return false;
+        let change = |pod: &Pod| {
+            if scheduled_condition(pod).is_some_and(|c| same(c, status, message)) {
+                return None;
             }
             let mut conditions: Vec<PodCondition> =
                 pod.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
@@ -223,19 +223,13 @@ impl Scheduler {
                 last_transition_time: Some(Time(jiff::Timestamp::now())),
                 ..PodCondition::default()
             });
-            let mut patch = json!({
-                "metadata": { "resourceVersion": pod.resource_version() },
-                "status": { "conditions": conditions },
-            });
+            let mut patch = json!({ "conditions": conditions });
             if pod.status.as_ref().and_then(|s| s.phase.as_ref()).is_none() {
-                patch["status"]["phase"] = json!("Pending");
+                patch["phase"] = json!("Pending");
             }
-            match api.patch_status(name, &PatchParams::default(), &Patch::Merge(patch)).await {
-                Err(kube::Error::Api(e)) if e.code == 409 => continue,
-                result => return result.is_ok(),
-            }
-        }
-        false
+            Some(patch)
+        };
+        pod_status::update(api, name, None, change).await.unwrap_or(false)
     }
 
     async fn record(&self, pod: &Pod, type_: EventType, reason: &str, note: String) {
@@ -265,8 +259,4 @@ fn scheduled_condition(pod: &Pod) -> Option<&PodCondition> {
 
 fn same(condition: &PodCondition, status: &str, message: Option<&str>) -> bool {
     condition.status == status && condition.message.as_deref() == message
-}
-
-fn node_name(pod: &Pod) -> Option<&str> {
-    pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).filter(|n| !n.is_empty())
 }

@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 
 pub use worker::RUN_AS_PROCESS;
 
+use crate::node::pods::node_name;
 use crate::node::runtime::process;
 
 /// The running kubelet.
@@ -112,9 +113,7 @@ async fn route(
 }
 
 fn deliver(shared: &Arc<worker::Shared>, workers: &mut HashMap<String, Worker>, pod: Pod) {
-    let bound =
-        pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_some_and(|n| !n.is_empty());
-    if !bound {
+    if node_name(&pod).is_none() {
         return;
     }
     let uid = pod.uid().unwrap_or_default();

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod};
-use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodSpec};
+use kube::api::{DeleteParams, Preconditions};
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 use tokio::sync::{mpsc, watch};
@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use super::env;
 use super::status::{self, Ended, Observed};
+use crate::node::pod_status;
 use crate::node::pods::is_terminal;
 use crate::node::runtime::logs;
 use crate::node::runtime::process::{self, ProcessSpec, Terminator};
@@ -24,6 +25,9 @@ use crate::server::pod_log::SIMULATED_SCHEME;
 /// The annotation that makes any pod run its containers as local processes (`"true"`), or a
 /// Job's pod be simulated (`"false"`).
 pub const RUN_AS_PROCESS: &str = "keelson.dev/run-as-process";
+
+/// How often a status report is tried when the API fails.
+const REPORT_ATTEMPTS: usize = 8;
 
 /// Scheme of the container id of a process: `process://<pid>`.
 const PROCESS_SCHEME: &str = "process://";
@@ -140,34 +144,18 @@ impl Worker {
         }
     }
 
-    /// Writes the status the node observed, re-reading the pod on conflicts so that conditions
-    /// written by others (readiness gates) are kept. Failures are logged, not fatal: the next
-    /// change reports again.
+    /// Writes the status the node observed, keeping conditions written by others (readiness
+    /// gates). Failures are logged and retried a few times, not fatal: the next change reports
+    /// again.
     async fn report(&self, observed: &Observed) {
         let name = self.name();
-        for _ in 0..8 {
-            let current = match self.api.get_opt(&name).await {
-                Ok(Some(current)) if current.uid() == self.pod.uid() => current,
+        let render = |current: &Pod| {
+            let rendered = status::render(current, observed, Timestamp::now());
+            (current.status.as_ref() != Some(&rendered)).then(|| json!(rendered))
+        };
+        for _ in 0..REPORT_ATTEMPTS {
+            match pod_status::update(&self.api, &name, self.pod.uid().as_deref(), render).await {
                 Ok(_) => return,
-                Err(error) => {
-                    tracing::warn!(pod = %name, %error, "reading a pod to report its status failed");
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                    continue;
-                }
-            };
-            let rendered = status::render(&current, observed, Timestamp::now());
-            if current.status.as_ref() == Some(&rendered) {
-                return;
-            }
-            let patch = json!({
-                "metadata": { "resourceVersion": current.resource_version() },
-                "status": rendered,
-            });
-            match self.api.patch_status(&name, &PatchParams::default(), &Patch::Merge(patch)).await
-            {
-                Ok(_) => return,
-                Err(kube::Error::Api(e)) if e.code == 409 => {}
-                Err(kube::Error::Api(e)) if e.code == 404 => return,
                 Err(error) => {
                     tracing::warn!(pod = %name, %error, "reporting a pod's status failed");
                     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -350,10 +338,7 @@ impl Worker {
                 Some(event) = inbox.recv() => {
                     match event {
                         Event::Retry { slot } => {
-                            let container = match slot {
-                                Slot::Init(i) => &init[i],
-                                Slot::App(i) => &spec.containers[i],
-                            };
+                            let container = slot.container(&spec);
                             self.launch(&pod_dir, container, slot, &mut observed, &events).await;
                         }
                         Event::Started { slot, pid, started_at, terminator } => {
@@ -412,10 +397,7 @@ impl Worker {
                     let due: Vec<Slot> = restarts.iter().filter(|(at, _)| *at <= now).map(|(_, slot)| *slot).collect();
                     restarts.retain(|(at, _)| *at > now);
                     for slot in due {
-                        let container = match slot {
-                            Slot::Init(i) => &init[i],
-                            Slot::App(i) => &spec.containers[i],
-                        };
+                        let container = slot.container(&spec);
                         self.launch(&pod_dir, container, slot, &mut observed, &events).await;
                     }
                     self.report(&observed).await;
@@ -596,6 +578,16 @@ enum Unrunnable {
 enum Slot {
     Init(usize),
     App(usize),
+}
+
+impl Slot {
+    /// The container this slot names in `spec`.
+    fn container(self, spec: &PodSpec) -> &Container {
+        match self {
+            Slot::Init(i) => &spec.init_containers.as_deref().unwrap_or_default()[i],
+            Slot::App(i) => &spec.containers[i],
+        }
+    }
 }
 
 impl Observed {

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::plan::{PlanEvent, int_or_percent};
 use crate::node::pods::{
-    controller_reference, is_available, is_deleting, is_ready, is_terminal, phase,
+    controller_reference, is_available, is_deleting, is_ready, is_terminal, node_name, phase,
     pod_from_template, ready_since, template_hash,
 };
 use crate::node::scheduler::{node_mismatch_ignoring_readiness, selects_node, tolerates};
@@ -289,8 +289,7 @@ fn node_states<'a>(
 /// Scheduled pods first, then by creation time, then name: the order upstream keeps the
 /// oldest pod by.
 fn age_order(pod: &Pod) -> (bool, Option<Timestamp>, String) {
-    let unscheduled =
-        pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty);
+    let unscheduled = node_name(pod).is_none();
     (
         unscheduled,
         pod.metadata.creation_timestamp.as_ref().map(|t| t.0),
