@@ -126,6 +126,15 @@ pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Conditio
     conditions.iter().find(|c| c.type_ == type_)
 }
 
+/// The conditions of `new` that are new or whose status differs from `old`'s: the transitions
+/// worth an event.
+pub fn transitions<'a>(
+    old: &'a [Condition],
+    new: &'a [Condition],
+) -> impl Iterator<Item = &'a Condition> {
+    new.iter().filter(|c| find(old, &c.type_).is_none_or(|o| o.status != c.status))
+}
+
 /// Whether the condition of the given type is `True`.
 pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
     find(conditions, type_).is_some_and(|c| c.status == Status::True.as_str())
@@ -186,5 +195,24 @@ mod tests {
         assert!(is_true(&conditions, READY));
         assert!(!is_true(&conditions, "Progressing"));
         assert!(!is_true(&conditions, "Missing"));
+    }
+
+    #[test]
+    fn transitions_are_new_conditions_and_changed_statuses() {
+        let mut old = Vec::new();
+        set(&mut old, ready(Status::False, "Starting"), Some(1), at(0));
+        set(
+            &mut old,
+            Update { type_: "Progressing", ..ready(Status::True, "Rolling") },
+            None,
+            at(0),
+        );
+        let mut new = old.clone();
+        set(&mut new, ready(Status::True, "Serving"), Some(1), at(5));
+        set(&mut new, Update { type_: "Progressing", ..ready(Status::True, "Other") }, None, at(5));
+        set(&mut new, Update { type_: "CacheReady", ..ready(Status::True, "Cached") }, None, at(5));
+        let changed: Vec<&str> = transitions(&old, &new).map(|c| c.type_.as_str()).collect();
+        assert_eq!(changed, ["Ready", "CacheReady"]);
+        assert_eq!(transitions(&new, &new).count(), 0);
     }
 }

@@ -53,3 +53,8 @@ pub(crate) fn optional_object_name(generator: &mut SchemaGenerator) -> Schema {
 pub(crate) fn is_zero(value: &i32) -> bool {
     *value == 0
 }
+
+/// For `skip_serializing_if`: a zero counter is left out.
+pub(crate) fn is_zero_i64(value: &i64) -> bool {
+    *value == 0
+}

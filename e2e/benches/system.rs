@@ -9,9 +9,12 @@
 //! - the local node: 200 trivial Jobs (`sh -c true`) created at once until all are complete,
 //!   against spawning the same 200 processes directly;
 //! - the serving controllers: 1,000 ModelDeployments applied at once until all are Ready, the
-//!   API writes each costs, and what a restart's full reconcile pass rewrites (nothing, ideally).
+//!   API writes each costs, and what a restart's full reconcile pass rewrites (nothing, ideally);
+//! - the workflow controllers: a run of a 100-node fan-out/fan-in flow of trivial steps from
+//!   start to success, against the same 100 Jobs created directly.
 //!
-//! Run: `cargo build --release -p keelson && cargo bench -p keelson-e2e --bench system`.
+//! Run: `cargo build --release -p keelson && cargo bench -p keelson-e2e --bench system`; name
+//! sections after `--` to run only those (`api`, `jobs`, `serving`, `workflows`).
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -24,7 +27,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Node, Service};
 use keelson_api_crds::serving::ModelDeployment;
-use keelson_api_crds::workflows::{Agent, AgentSpec};
+use keelson_api_crds::workflows::{Agent, AgentSpec, Run, RunPhase};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 
 const RESOURCES: usize = 10_000;
@@ -32,6 +35,13 @@ const CLIENTS: usize = 16;
 const LATENCY_SAMPLES: usize = 1_000;
 const JOBS: usize = 200;
 const MODELS: usize = 1_000;
+const FLOW_NODES: usize = 100;
+
+/// Whether the command line selects benchmark section `name` (all when it names none).
+fn selected(name: &str) -> bool {
+    let named: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    named.is_empty() || named.iter().any(|n| n == name)
+}
 
 struct Up {
     child: Child,
@@ -152,6 +162,22 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 #[tokio::main]
 async fn main() {
+    // The serving figures are reported against the create rate `api` measures.
+    let creates_per_second =
+        if selected("api") || selected("serving") { Some(api().await) } else { None };
+    if selected("jobs") {
+        jobs().await;
+    }
+    if let Some(rate) = creates_per_second.filter(|_| selected("serving")) {
+        model_deployments(rate).await;
+    }
+    if selected("workflows") {
+        workflow_fan_out().await;
+    }
+}
+
+/// The API server: start-up, memory, create rate and watch latency; returns the create rate.
+async fn api() -> f64 {
     // Start-up, against a bare process spawn of the same binary.
     let mut startups = Vec::new();
     let mut spawns = Vec::new();
@@ -260,9 +286,7 @@ async fn main() {
         percentile(&latencies, 0.99).as_secs_f64() * 1e3
     );
     drop(up);
-
-    jobs().await;
-    model_deployments(http_rate).await;
+    http_rate
 }
 
 /// A Job running `sh -c true` as a local process.
@@ -277,6 +301,30 @@ fn trivial_job(i: usize) -> Job {
     .unwrap()
 }
 
+/// Starts `keelson up` and waits until its local node is registered.
+async fn up_with_node(args: &[&str]) -> (Up, kube::Client) {
+    let up = spawn_up_in(tempfile::tempdir().unwrap(), args);
+    let (_, client) = until_ready(&up).await;
+    let nodes: Api<Node> = Api::all(client.clone());
+    while nodes.list(&Default::default()).await.unwrap().items.is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (up, client)
+}
+
+/// Waits until `count` Jobs in `api` have succeeded.
+async fn until_jobs_succeeded(api: &Api<Job>, count: usize) {
+    loop {
+        let jobs = api.list(&Default::default()).await.unwrap().items;
+        let done =
+            jobs.iter().filter(|j| j.status.as_ref().and_then(|s| s.succeeded) == Some(1)).count();
+        if done >= count {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// 200 Jobs created at once until all complete, against spawning their processes directly.
 async fn jobs() {
     let started = Instant::now();
@@ -287,12 +335,7 @@ async fn jobs() {
     }
     let direct = started.elapsed();
 
-    let up = spawn_up();
-    let (_, client) = until_ready(&up).await;
-    let nodes: Api<Node> = Api::all(client.clone());
-    while nodes.list(&Default::default()).await.unwrap().items.is_empty() {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let (up, client) = up_with_node(&[]).await;
     let api: Api<Job> = Api::namespaced(client, "default");
     let server_pid = up.child.id().to_string();
     let server_cpu = cpu_time(&server_pid);
@@ -308,15 +351,7 @@ async fn jobs() {
     for create in creates {
         create.await.unwrap();
     }
-    loop {
-        let jobs = api.list(&Default::default()).await.unwrap().items;
-        let done =
-            jobs.iter().filter(|j| j.status.as_ref().and_then(|s| s.succeeded) == Some(1)).count();
-        if done == JOBS {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_jobs_succeeded(&api, JOBS).await;
     let elapsed = started.elapsed();
     let server_cpu = cpu_time(&server_pid) - server_cpu;
     println!(
@@ -352,13 +387,8 @@ async fn revision(client: &kube::Client) -> u64 {
 /// restart's fresh reconcile of all of them, which should write nothing.
 async fn model_deployments(creates_per_second: f64) {
     let args = ["--node", "bench,pods=5000,cpu=1000,memory=4000Gi", "--pod-ready-delay", "0s"];
-    let up = spawn_up_in(tempfile::tempdir().unwrap(), &args);
-    let (_, client) = until_ready(&up).await;
+    let (up, client) = up_with_node(&args).await;
     let api: Api<ModelDeployment> = Api::namespaced(client.clone(), "default");
-    while Api::<Node>::all(client.clone()).list(&Default::default()).await.unwrap().items.is_empty()
-    {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
     let before = revision(&client).await;
     let started = Instant::now();
     futures::stream::iter(0..MODELS)
@@ -430,5 +460,79 @@ async fn model_deployments(creates_per_second: f64) {
     println!(
         "  after a restart, a full reconcile pass rewrote {rewritten} of {} ModelDeployments, Deployments and Services",
         settled.len()
+    );
+}
+
+/// A run of a fan-out/fan-in plan of [`FLOW_NODES`] trivial steps (`first`, then the middle
+/// ones in parallel, then `last`) from start to success, against the same number of Jobs of
+/// the same command created directly, in the same `keelson up`.
+async fn workflow_fan_out() {
+    // Room for every pod at once, so neither side waits for the scheduler's retry of pods that
+    // did not fit (the host node takes 110 pods, as upstream's default).
+    let (up, client) = up_with_node(&["--node", "bench,pods=1000,cpu=1000,memory=4000Gi"]).await;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
+    // One Job first, so neither measurement pays for the node's first process.
+    jobs.create(&PostParams::default(), &trivial_job(FLOW_NODES)).await.unwrap();
+    until_jobs_succeeded(&jobs, 1).await;
+    let started = Instant::now();
+    futures::stream::iter(0..FLOW_NODES)
+        .for_each_concurrent(CLIENTS, |i| {
+            let jobs = jobs.clone();
+            async move {
+                jobs.create(&PostParams::default(), &trivial_job(i)).await.unwrap();
+            }
+        })
+        .await;
+    until_jobs_succeeded(&jobs, FLOW_NODES + 1).await;
+    let direct = started.elapsed();
+
+    let agent = serde_json::json!({
+        "apiVersion": "workflows.keelson.dev/v1alpha1", "kind": "Agent",
+        "metadata": { "name": "noop" },
+        "spec": { "image": "busybox", "command": ["sh", "-c", "true"] },
+    });
+    let agents: Api<Agent> = Api::namespaced(client.clone(), "default");
+    agents.create(&PostParams::default(), &serde_json::from_value(agent).unwrap()).await.unwrap();
+    let middle: Vec<String> = (1..FLOW_NODES - 1).map(|i| format!("step-{i:03}")).collect();
+    let mut nodes = vec![serde_json::json!({ "id": "first", "agent": { "agentRef": "noop" } })];
+    let mut edges = Vec::new();
+    for id in &middle {
+        nodes.push(serde_json::json!({ "id": id, "agent": { "agentRef": "noop" } }));
+        edges.push(serde_json::json!({ "from": "first", "to": id }));
+        edges.push(serde_json::json!({ "from": id, "to": "last" }));
+    }
+    nodes.push(serde_json::json!({ "id": "last", "agent": { "agentRef": "noop" } }));
+    let run = serde_json::json!({
+        "apiVersion": "workflows.keelson.dev/v1alpha1", "kind": "Run",
+        "metadata": { "name": "fan-out" },
+        "spec": { "start": true, "plan": { "nodes": nodes, "edges": edges } },
+    });
+    let runs: Api<Run> = Api::namespaced(client, "default");
+    let server_pid = up.child.id().to_string();
+    let server_cpu = cpu_time(&server_pid);
+    let started = Instant::now();
+    runs.create(&PostParams::default(), &serde_json::from_value(run).unwrap()).await.unwrap();
+    loop {
+        let status = runs.get("fan-out").await.unwrap().status.unwrap_or_default();
+        match status.phase {
+            Some(RunPhase::Succeeded) => break,
+            Some(RunPhase::Failed | RunPhase::Cancelled) => {
+                panic!("the run ended {:?}: {:?}", status.phase, status.message)
+            }
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    let elapsed = started.elapsed();
+    let server_cpu = cpu_time(&server_pid) - server_cpu;
+    println!(
+        "{FLOW_NODES}-node fan-out/fan-in run {:>6.2} s    (the same {FLOW_NODES} Jobs created directly: {:.2} s, ratio {:.2})",
+        elapsed.as_secs_f64(),
+        direct.as_secs_f64(),
+        elapsed.as_secs_f64() / direct.as_secs_f64()
+    );
+    println!(
+        "  orchestration overhead per node: {:+.1} ms of wall time; {:.1} ms of keelson CPU per node in all",
+        (elapsed.as_secs_f64() - direct.as_secs_f64()) * 1e3 / FLOW_NODES as f64,
+        server_cpu.as_secs_f64() * 1e3 / FLOW_NODES as f64
     );
 }

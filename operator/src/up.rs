@@ -61,6 +61,9 @@ impl UpArgs {
         options.process_pods = !self.no_process_pods;
         options.ready_delay = self.pod_ready_delay;
         options.job_backoff = self.job_backoff;
+        // Process pods run under this very binary's supervisor, so they survive a crash of
+        // `keelson up` and the next one adopts them.
+        options.supervisor = std::env::current_exe().ok();
         Ok(options)
     }
 }
@@ -92,16 +95,23 @@ pub const KUBECONFIG: &str = "kubeconfig";
 pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     let started = Instant::now();
     let node_options = args.node_options()?;
+    let workflow_settings =
+        keelson_controllers::workflows::settings::Settings::from_lookup(|key| {
+            std::env::var(key).ok()
+        })
+        .map_err(|problems| anyhow::anyhow!(problems.join("\n")))?;
     let mut config = ServerConfig::new(&args.data_dir);
     config.bind = args.bind;
     let server = server::start(config).await.context("starting the embedded API server")?;
     let kubeconfig = server.kubeconfig();
-    write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     let client = client(&kubeconfig).await?;
     install_crds(&client).await?;
+    // Written once every CRD is served, so a client that finds it finds all of them.
+    write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     let node =
         node::start(client.clone(), node_options).await.context("starting the local node")?;
-    let controllers = keelson_controllers::serving::spawn(client, serving_settings());
+    let mut controllers = keelson_controllers::serving::spawn(client.clone(), serving_settings());
+    controllers.extend(keelson_controllers::workflows::spawn(client, workflow_settings));
     tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, url = %server.url(), "control plane up");
     Ok(ControlPlane { server, node, controllers })
 }
@@ -139,7 +149,17 @@ pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `keelson up` until Ctrl-C.
+/// Waits for Ctrl-C or SIGTERM (how service managers ask a process to stop).
+async fn stop_requested() -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).context("handling SIGTERM")?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result.context("waiting for Ctrl-C"),
+        _ = terminate.recv() => Ok(()),
+    }
+}
+
+/// Runs `keelson up` until Ctrl-C or SIGTERM.
 pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     let plane = start(&args).await?;
     let server = &plane.server;
@@ -160,7 +180,7 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     );
     println!();
     println!("Press Ctrl-C to stop.");
-    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    stop_requested().await?;
     println!("Stopping…");
     plane.shutdown().await;
     Ok(())

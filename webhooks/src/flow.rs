@@ -144,7 +144,11 @@ mod tests {
     }
 
     fn decision(node: &str) -> GateDecisionRecord {
-        GateDecisionRecord { node: node.to_owned(), decision: GateDecision::Approve, by: None }
+        GateDecisionRecord {
+            node: node.to_owned(),
+            decision: GateDecision::Approve,
+            ..Default::default()
+        }
     }
 
     fn run() -> RunSpec {

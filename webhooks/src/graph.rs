@@ -1,5 +1,7 @@
-//! The shape of a flow's (or an inline plan's) graph: node ids unique, edges between existing
-//! nodes, no self-loops, no repeated edges, no cycles; and a topological order for controllers.
+//! The shape of a flow's (or an inline plan's) graph: node ids unique, edges and step inputs
+//! between existing nodes, no self-loops, no repeated edges, no cycles; and a topological order
+//! for controllers. A step's `inputs` are dependencies like edges; one that repeats an edge
+//! counts once.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -14,8 +16,9 @@ pub struct Cycle {
     /// The node ids along the cycle, in edge order, the first repeated at the end:
     /// `["a", "b", "c", "a"]`; `["a", "a"]` for a self-loop.
     pub nodes: Vec<String>,
-    /// Index in the edge list of the edge that closes the cycle (the last hop).
-    pub edge: usize,
+    /// Where the dependency that closes the cycle (the last hop) is declared, relative to the
+    /// graph: `edges[2]` or `nodes[1].agent.inputs[0]`.
+    pub at: String,
 }
 
 impl std::fmt::Display for Cycle {
@@ -78,9 +81,27 @@ pub fn check_graph(nodes: &[FlowNode], edges: &[FlowEdge], path: &str) -> Vec<Pr
         }
     }
 
+    for (i, node) in nodes.iter().enumerate() {
+        let inputs = node.agent.iter().flat_map(|step| step.inputs.iter());
+        for (j, input) in inputs.enumerate() {
+            let field = format!("{path}.nodes[{i}].agent.inputs[{j}]");
+            if !first_index.contains_key(input.as_str()) {
+                problems.push(Problem::new(
+                    field,
+                    format!("input refers to node \"{input}\", which does not exist"),
+                ));
+            } else if *input == node.id {
+                problems.push(Problem::new(
+                    field,
+                    format!("node \"{input}\" cannot read its own outputs"),
+                ));
+            }
+        }
+    }
+
     for cycle in Graph::new(nodes, edges).cycles() {
         problems.push(Problem::new(
-            format!("{path}.edges[{}]", cycle.edge),
+            format!("{path}.{}", cycle.at),
             format!("edges form a {cycle}, so none of these nodes could ever start"),
         ));
     }
@@ -119,12 +140,12 @@ pub fn topological_order(nodes: &[FlowNode], edges: &[FlowEdge]) -> Result<Vec<S
     Ok(order)
 }
 
-/// Nodes by index (first occurrence of each id, in declaration order) and the edges between
-/// existing, distinct nodes, each pair once.
+/// Nodes by index (first occurrence of each id, in declaration order) and the dependencies
+/// (edges, then step inputs) between existing, distinct nodes, each pair once.
 struct Graph<'a> {
     ids: Vec<&'a str>,
-    /// Per node: `(successor, index of the edge in the edge list)`, in edge order.
-    successors: Vec<Vec<(usize, usize)>>,
+    /// Per node: `(successor, where the dependency is declared)`, edges first, in list order.
+    successors: Vec<Vec<(usize, String)>>,
     /// The first self-loop between existing nodes, if any.
     self_loop: Option<Cycle>,
 }
@@ -142,19 +163,26 @@ impl<'a> Graph<'a> {
         let mut successors = vec![Vec::new(); ids.len()];
         let mut self_loop = None;
         let mut seen = HashSet::new();
-        for (i, edge) in edges.iter().enumerate() {
-            let (Some(&from), Some(&to)) =
-                (index.get(edge.from.as_str()), index.get(edge.to.as_str()))
+        let declared =
+            edges.iter().enumerate().map(|(i, edge)| (&edge.from, &edge.to, format!("edges[{i}]")));
+        let inputs =
+            nodes.iter().enumerate().flat_map(|(i, node)| {
+                node.agent.iter().flat_map(|step| step.inputs.iter()).enumerate().map(
+                    move |(j, input)| (input, &node.id, format!("nodes[{i}].agent.inputs[{j}]")),
+                )
+            });
+        for (from_id, to_id, at) in declared.chain(inputs) {
+            let (Some(&from), Some(&to)) = (index.get(from_id.as_str()), index.get(to_id.as_str()))
             else {
                 continue;
             };
             if from == to {
                 self_loop.get_or_insert_with(|| Cycle {
-                    nodes: vec![edge.from.clone(), edge.to.clone()],
-                    edge: i,
+                    nodes: vec![from_id.clone(), to_id.clone()],
+                    at,
                 });
             } else if seen.insert((from, to)) {
-                successors[from].push((to, i));
+                successors[from].push((to, at));
             }
         }
         Self { ids, successors, self_loop }
@@ -184,12 +212,13 @@ impl<'a> Graph<'a> {
             path.push((start, 0));
             while let Some(top) = path.last_mut() {
                 let node = top.0;
-                let Some(&(to, edge)) = self.successors[node].get(top.1) else {
+                let Some((to, at)) = self.successors[node].get(top.1) else {
                     state[node] = State::Done;
                     path.pop();
                     continue;
                 };
                 top.1 += 1;
+                let to = *to;
                 match state[to] {
                     State::Unvisited => {
                         state[to] = State::OnPath;
@@ -202,7 +231,7 @@ impl<'a> Graph<'a> {
                             .map(|&(n, _)| self.ids[n].to_owned())
                             .collect();
                         nodes.push(self.ids[to].to_owned());
-                        cycles.push(Cycle { nodes, edge });
+                        cycles.push(Cycle { nodes, at: at.clone() });
                     }
                     State::Done => {}
                 }
@@ -378,12 +407,15 @@ pub(crate) mod tests {
             .unwrap_err();
         assert_eq!(
             cycle,
-            Cycle { nodes: vec!["a".into(), "b".into(), "c".into(), "a".into()], edge: 2 }
+            Cycle {
+                nodes: vec!["a".into(), "b".into(), "c".into(), "a".into()],
+                at: "edges[2]".into()
+            }
         );
         assert_eq!(cycle.to_string(), "cycle a → b → c → a");
 
         let self_loop = topological_order(&nodes, &[edge("a", "b"), edge("c", "c")]).unwrap_err();
-        assert_eq!(self_loop, Cycle { nodes: vec!["c".into(), "c".into()], edge: 1 });
+        assert_eq!(self_loop, Cycle { nodes: vec!["c".into(), "c".into()], at: "edges[1]".into() });
     }
 
     #[test]
@@ -409,5 +441,39 @@ pub(crate) mod tests {
     fn gates_are_nodes_too() {
         let nodes = [agent("a"), gate("g")];
         assert_eq!(check_graph(&nodes, &[edge("a", "g")], "spec"), vec![]);
+    }
+
+    fn reads(id: &str, inputs: &[&str]) -> FlowNode {
+        let mut node = agent(id);
+        node.agent.as_mut().unwrap().inputs = inputs.iter().map(|&i| i.to_owned()).collect();
+        node
+    }
+
+    #[test]
+    fn inputs_are_dependencies_and_an_input_repeating_an_edge_counts_once() {
+        let graph = vec![agent("a"), reads("b", &["a"]), reads("c", &["b", "a"])];
+        let edges = vec![edge("a", "b")];
+        assert!(check_graph(&graph, &edges, "spec").is_empty());
+        assert_eq!(topological_order(&graph, &edges).unwrap(), ["a", "b", "c"]);
+        // `c` is declared first but reads `a` and `b`.
+        let reordered = vec![reads("c", &["a", "b"]), agent("a"), reads("b", &["a"])];
+        assert_eq!(topological_order(&reordered, &[]).unwrap(), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn dangling_own_and_cyclic_inputs_are_refused_where_they_are_declared() {
+        let nodes = [reads("a", &["ghost", "a", "c"]), agent("b"), reads("c", &["b"])];
+        let problems = check_graph(&nodes, &[edge("a", "b")], "spec");
+        let at: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(
+            at,
+            [
+                "spec.nodes[0].agent.inputs[0]",
+                "spec.nodes[0].agent.inputs[1]",
+                "spec.nodes[0].agent.inputs[2]"
+            ],
+            "{problems:?}"
+        );
+        assert!(problems[2].message.contains("cycle a → b → c → a"), "{problems:?}");
     }
 }

@@ -1,6 +1,6 @@
 //! Agent: a registered executable that flow steps run as Jobs.
 
-use k8s_openapi::api::core::v1::EnvVar;
+use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements};
 use kube::{CustomResource, KubeSchema};
 
 use crate::conditions::ObservedConditions;
@@ -35,6 +35,9 @@ pub struct AgentSpec {
     /// Environment; use `valueFrom.secretKeyRef` for secrets.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvVar>,
+    /// CPU, memory and other resources each step's container requests and is limited to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
     /// What the agent can do, e.g. `summarize`; runs and the REST API filter on these.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64), inner(regex(pattern = r"^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$")))]

@@ -44,6 +44,11 @@ pub struct FlowSpec {
     /// The steps and gates, their dependencies and the run timeout.
     #[serde(flatten)]
     pub plan: Plan,
+    /// Seconds a finished run of this flow is kept before it is deleted with its Jobs, unless
+    /// the run says otherwise; the controller's setting when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 31536000))]
+    pub ttl_seconds_after_finished: Option<i64>,
 }
 
 /// What a run executes: nodes, the edges between them and a timeout. A Flow holds one; a Run
@@ -114,6 +119,11 @@ pub struct AgentStep {
     /// Environment added to the agent's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<EnvVar>,
+    /// Nodes whose outputs this step reads (in `KEELSON_INPUTS`); each is also a dependency,
+    /// like an edge from it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 200))]
+    pub inputs: Vec<String>,
     /// Seconds one attempt may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 86400))]
@@ -122,6 +132,11 @@ pub struct AgentStep {
     #[serde(default, skip_serializing_if = "crate::schema::is_zero")]
     #[schemars(range(min = 0, max = 10))]
     pub retries: i32,
+    /// Seconds before the first retry, doubled for each further one up to ten minutes;
+    /// 10 when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 600))]
+    pub retry_backoff_seconds: Option<i64>,
 }
 
 /// An approval gate.

@@ -24,11 +24,15 @@ use super::{GateDecision, Plan};
     category = "keelson",
     printcolumn(name = "Flow", type_ = "string", json_path = ".spec.flowRef"),
     printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
+    printcolumn(name = "Nodes", type_ = "string", json_path = ".status.progress"),
     printcolumn(name = "Started", type_ = "date", json_path = ".status.startedAt"),
-    printcolumn(name = "Finished", type_ = "date", json_path = ".status.finishedAt"),
+    printcolumn(name = "Duration", type_ = "string", json_path = ".status.duration"),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
-#[x_kube(validation = Rule::new("has(self.flowRef) != has(self.plan)").message("set exactly one of flowRef and plan"))]
+#[x_kube(validation = Rule::new("(has(self.flowRef) ? 1 : 0) + (has(self.plan) ? 1 : 0) + (has(self.cloneOf) ? 1 : 0) == 1").message("set exactly one of flowRef, plan and cloneOf"))]
+#[x_kube(validation = Rule::new("has(self.cloneOf) == has(oldSelf.cloneOf) && (!has(self.cloneOf) || self.cloneOf == oldSelf.cloneOf)").message("cloneOf cannot change").field_path(".cloneOf"))]
+#[x_kube(validation = Rule::new("has(self.timeoutSeconds) == has(oldSelf.timeoutSeconds) && (!has(self.timeoutSeconds) || self.timeoutSeconds == oldSelf.timeoutSeconds)").message("timeoutSeconds cannot change").field_path(".timeoutSeconds"))]
+#[x_kube(validation = Rule::new("!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)").message("a cancelled run cannot be resumed").field_path(".cancel"))]
 #[x_kube(validation = Rule::new("has(self.flowRef) == has(oldSelf.flowRef) && (!has(self.flowRef) || self.flowRef == oldSelf.flowRef)").message("flowRef cannot change").field_path(".flowRef"))]
 #[x_kube(validation = Rule::new("has(self.plan) == has(oldSelf.plan) && (!has(self.plan) || self.plan == oldSelf.plan)").message("plan cannot change").field_path(".plan"))]
 #[x_kube(validation = Rule::new("self.parameters == oldSelf.parameters").message("parameters cannot change").field_path(".parameters"))]
@@ -43,12 +47,29 @@ pub struct RunSpec {
     /// An inline plan, instead of a flow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<Plan>,
+    /// Run again what this earlier Run (in the same namespace) ran: its plan and parameters.
+    /// The new run records it as its parent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::schema::optional_object_name")]
+    pub clone_of: Option<String>,
     /// Parameter values, by name.
     #[serde(default)]
     pub parameters: BTreeMap<String, String>,
     /// Set to start the run; a run is created queued.
     #[serde(default)]
     pub start: bool,
+    /// Set to stop the run: running steps are stopped, the rest skipped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancel: bool,
+    /// Seconds the whole run may take, instead of the plan's `timeoutSeconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 604800))]
+    pub timeout_seconds: Option<i64>,
+    /// Seconds the run is kept once finished, then deleted with its Jobs; the flow's
+    /// `ttlSecondsAfterFinished`, else the controller's setting, when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 31536000))]
+    pub ttl_seconds_after_finished: Option<i64>,
     /// Decisions on gates, appended by approvers.
     #[serde(default)]
     #[schemars(length(max = 200))]
@@ -68,6 +89,13 @@ pub struct GateDecisionRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 253))]
     pub by: Option<String>,
+    /// When; the time the controller first saw the decision when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<Time>,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 1024))]
+    pub comment: Option<String>,
 }
 
 /// Observed state of a run.
@@ -80,6 +108,19 @@ pub struct RunStatus {
     /// Conditions and the generation they describe.
     #[serde(flatten)]
     pub observed: ObservedConditions,
+    /// What the run executes: the flow's plan, the cloned run's or the inline one, copied when
+    /// the controller first saw the run, so later edits of the flow do not change it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Plan>,
+    /// The parameter values the run uses: its own, then the flow's defaults.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, String>,
+    /// Nodes finished of all, e.g. `2/3`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    /// Time from start to finish (or to the last update while running), e.g. `1m12s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
     /// State of each node, in plan order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["id".into()]))]
@@ -131,9 +172,18 @@ pub struct NodeState {
     /// When the node finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<Time>,
+    /// The Job of the current or last attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_name: Option<String>,
+    /// When the next attempt may start, after a failed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_at: Option<Time>,
     /// Exit code of the last attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// The decision a gate took, with who took it, when and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<GateDecisionRecord>,
     /// CamelCase reason of the last change, e.g. `GateRejected`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

@@ -31,7 +31,9 @@ use serde::{Deserialize, Serialize};
     "self.flowRef == oldSelf.flowRef && self.cron == oldSelf.cron && self.timeZone == oldSelf.timeZone \
      && self.concurrencyPolicy == oldSelf.concurrencyPolicy && self.parameters == oldSelf.parameters \
      && self.successfulRunsHistoryLimit == oldSelf.successfulRunsHistoryLimit \
-     && self.failedRunsHistoryLimit == oldSelf.failedRunsHistoryLimit"
+     && self.failedRunsHistoryLimit == oldSelf.failedRunsHistoryLimit \
+     && has(self.startingDeadlineSeconds) == has(oldSelf.startingDeadlineSeconds) \
+     && (!has(self.startingDeadlineSeconds) || self.startingDeadlineSeconds == oldSelf.startingDeadlineSeconds)"
 ).message("a schedule cannot be updated, except spec.suspend; delete it and create a new one"))]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleSpec {
@@ -52,6 +54,12 @@ pub struct ScheduleSpec {
     /// What to do when a run is due while the previous one still runs.
     #[serde(default)]
     pub concurrency_policy: ConcurrencyPolicy,
+    /// Seconds after a due time within which a missed run (Keelson was down, or the schedule
+    /// suspended) still starts, once; older due times are skipped and counted. Only the most
+    /// recent due time is started when the deadline is absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 31536000))]
+    pub starting_deadline_seconds: Option<i64>,
     /// Parameter values for each run.
     #[serde(default)]
     pub parameters: BTreeMap<String, String>,
@@ -108,4 +116,7 @@ pub struct ScheduleStatus {
     /// Runs started by this schedule that have not finished.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub active: Vec<String>,
+    /// Due times skipped because they were past the starting deadline.
+    #[serde(default, skip_serializing_if = "crate::schema::is_zero_i64")]
+    pub missed_schedules: i64,
 }

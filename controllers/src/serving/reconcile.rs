@@ -9,22 +9,24 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, PersistentVolumeClaim, Pod, Service};
-use keelson_api_crds::conditions::{Update, find};
-use keelson_api_crds::serving::{GPUGroup, ModelCache, ModelCachePhase, ModelDeployment};
+use keelson_api_crds::conditions::{Update, transitions};
+use keelson_api_crds::serving::{
+    GPUGroup, ModelCache, ModelCachePhase, ModelDeployment, ModelDeploymentStatus,
+};
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::task::JoinHandle;
 
 use super::settings::Settings;
 use super::status::{CacheState, Observed};
 use super::{benchmark, cache, gpu_group, preflight, status, workload};
+use crate::api::{self, Namespaced, log};
 
 /// Field manager of everything the serving controllers apply.
 pub const MANAGER: &str = "keelson-serving";
@@ -105,58 +107,26 @@ pub fn spawn(client: Client, settings: Settings) -> Vec<JoinHandle<()>> {
     vec![tokio::spawn(deployments), tokio::spawn(caches), tokio::spawn(groups)]
 }
 
-/// Logs the reconciles that failed (they are retried).
-fn log<T, E: std::fmt::Display>(
-    name: &'static str,
-) -> impl FnMut(std::result::Result<T, E>) -> futures::future::Ready<()> {
-    move |result| {
-        if let Err(error) = result {
-            tracing::debug!(controller = name, %error, "reconcile failed");
-        }
-        futures::future::ready(())
-    }
-}
-
 fn retry<K>(_: Arc<K>, _: &Error, _: Arc<Context>) -> Action {
     Action::requeue(Duration::from_secs(2))
 }
 
-/// Server-side applies `child` (forcing: the controller owns these fields).
-async fn apply<K>(client: &Client, namespace: &str, child: &K) -> Result<K>
-where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + Serialize
-        + DeserializeOwned
-        + std::fmt::Debug,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    let name = child.meta().name.clone().unwrap_or_default();
-    Ok(api.patch(&name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(child)).await?)
+/// Server-side applies `child` as the serving field manager.
+async fn apply<K: Namespaced + Serialize>(
+    client: &Client,
+    namespace: &str,
+    child: &K,
+) -> Result<K> {
+    Ok(api::apply(client, MANAGER, namespace, child).await?)
 }
 
-/// Writes `status` through `/status` when it differs from `current` (compared as JSON, as
-/// stored: times have seconds precision there).
-async fn write_status<K, S>(
+async fn write_status<K: Namespaced, S: Serialize>(
     client: &Client,
     owner: &K,
     current: Option<&S>,
     status: &S,
-) -> Result<()>
-where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug,
-    S: Serialize,
-{
-    let new = serde_json::to_value(status).unwrap_or_default();
-    if current.map(|c| serde_json::to_value(c).unwrap_or_default()) == Some(new.clone()) {
-        return Ok(());
-    }
-    let api: Api<K> = Api::namespaced(client.clone(), &owner.namespace().unwrap_or_default());
-    let patch = json!({ "status": new });
-    api.patch_status(&owner.name_any(), &PatchParams::default(), &Patch::Merge(patch)).await?;
+) -> Result<()> {
+    api::write_status(client, owner, current, status).await?;
     Ok(())
 }
 
@@ -167,16 +137,7 @@ async fn record<K: Resource<DynamicType = ()>>(
     reason: &str,
     note: String,
 ) {
-    let event = Event {
-        type_: if warning { EventType::Warning } else { EventType::Normal },
-        reason: reason.into(),
-        note: Some(note),
-        action: reason.into(),
-        secondary: None,
-    };
-    if let Err(error) = ctx.recorder.publish(&event, &owner.object_ref(&())).await {
-        tracing::debug!(%error, "recording an event failed");
-    }
+    api::record(&ctx.recorder, owner, warning, reason, note).await;
 }
 
 async fn reconcile_model(md: Arc<ModelDeployment>, ctx: Arc<Context>) -> Result<Action> {
@@ -210,7 +171,6 @@ async fn reconcile_model(md: Arc<ModelDeployment>, ctx: Arc<Context>) -> Result<
         let selector = ListParams::default().labels(&workload::label_selector(&md));
         pods = Api::<Pod>::namespaced(client.clone(), &namespace).list(&selector).await?.items;
     }
-    let was_ready = md.status.as_ref().is_some_and(|s| s.observed.is_true("Ready"));
     let results = Api::<ConfigMap>::namespaced(client.clone(), &namespace)
         .get_opt(&benchmark::results_name(&md))
         .await?;
@@ -224,19 +184,11 @@ async fn reconcile_model(md: Arc<ModelDeployment>, ctx: Arc<Context>) -> Result<
     };
     let now = jiff::Timestamp::now();
     let mut status = status::status(&md, &cache_state, &observed, now);
-    let was_clear = md
-        .status
-        .as_ref()
-        .and_then(|s| find(&s.observed.conditions, NODE_CLEAR))
-        .map(|c| c.status == "True");
     if let Some(node) = preflight::target_node(&md, &pods) {
         let (clear, message) = node_preflight(client, &md, &node).await?;
         let reason = if clear { "NodeClear" } else { "NodeNotClear" };
         let update = Update { type_: NODE_CLEAR, status: clear.into(), reason, message: &message };
         status.observed.set(update, md.metadata.generation, now);
-        if was_clear != Some(clear) && !clear {
-            record(&ctx, &*md, true, reason, message).await;
-        }
     }
     let ready = status.observed.is_true("Ready");
     if ready && measured.is_none() && known.is_none() {
@@ -250,28 +202,29 @@ async fn reconcile_model(md: Arc<ModelDeployment>, ctx: Arc<Context>) -> Result<
     if let Some(tps) = fresh {
         record(&ctx, &*md, false, "BenchmarkComplete", format!("{tps:.1} tokens/s")).await;
     }
-    if ready != was_ready {
-        let (reason, note) = if ready {
-            ("Ready", "the model serves".to_owned())
-        } else {
-            (
-                "NotReady",
-                status
-                    .observed
-                    .conditions
-                    .iter()
-                    .find(|c| c.type_ == "Ready")
-                    .map(|c| c.message.clone())
-                    .unwrap_or_default(),
-            )
-        };
-        record(&ctx, &*md, false, reason, note).await;
-    }
+    record_transitions(&ctx, &md, &status).await;
     Ok(if ready || md.spec.replicas == 0 {
         Action::await_change()
     } else {
         Action::requeue(Duration::from_secs(10))
     })
+}
+
+/// Records an event for each change of a ModelDeployment's phase and conditions: a warning when
+/// `Ready`, `CacheReady` or `NodeClear` turns false (except on purpose, scaled to zero).
+async fn record_transitions(ctx: &Context, md: &ModelDeployment, new: &ModelDeploymentStatus) {
+    let old = md.status.clone().unwrap_or_default();
+    if let Some(phase) = new.phase.filter(|p| Some(*p) != old.phase) {
+        let from = old.phase.map_or("none".to_owned(), |p| format!("{p:?}"));
+        record(ctx, md, false, &format!("{phase:?}"), format!("phase {from} → {phase:?}")).await;
+    }
+    for condition in transitions(&old.observed.conditions, &new.observed.conditions) {
+        let warning = condition.status == "False"
+            && ["Ready", "CacheReady", NODE_CLEAR].contains(&condition.type_.as_str())
+            && condition.reason != "ScaledToZero";
+        let note = format!("{} is {}: {}", condition.type_, condition.status, condition.message);
+        record(ctx, md, warning, &condition.reason, note).await;
+    }
 }
 
 /// The condition reporting the GPU node preflight.

@@ -5,3 +5,4 @@ mod kubectl;
 mod node;
 mod serving;
 mod support;
+mod workflows;

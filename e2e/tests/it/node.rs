@@ -1,6 +1,7 @@
 //! The local node, driven with kubectl as a user would: Jobs run as processes with logs,
 //! retries and deadlines; Deployments scale and roll; DaemonSets follow nodes; GPUs are never
-//! over-committed; deleting a pod stops its process; a restart leaves nothing running forever.
+//! over-committed; deleting a pod stops its process; a crash of keelson leaves processes running
+//! for the next start to adopt, and nothing running forever.
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -121,18 +122,28 @@ fn deleting_a_running_jobs_pod_terminates_its_process() {
 }
 
 #[test]
-fn a_restart_fails_pods_whose_processes_died_and_the_job_retries() {
+fn a_crash_leaves_processes_running_for_the_next_start_to_adopt() {
     let mut k = Keelson::up_with(&FAST);
     k.apply("long.yaml", &job("long", "  backoffLimit: 1\n", "sleep 300"));
-    let (pod, pid) = running_process(&k, "long");
+    k.apply("short.yaml", &job("short", "  backoffLimit: 0\n", "sleep 2; echo done"));
+    let (long, pid) = running_process(&k, "long");
+    let (short, _) = running_process(&k, "short");
     k.kill();
+    // While keelson is down, one process is killed and the other finishes.
+    assert!(alive(pid), "a crash of keelson does not stop its pods' processes");
+    // `--`: without it, procps' kill reads the negative process group id as an option.
+    let group = format!("-{pid}");
+    let killed = std::process::Command::new("kill").args(["-s", "KILL", "--", &group]).status();
+    assert!(killed.unwrap().success());
+    std::thread::sleep(std::time::Duration::from_secs(3));
     k.start();
+    k.ok(&["wait", "--for=condition=complete", "job/short", "--timeout=30s"]);
+    assert_eq!(k.ok(&["logs", &short]), "done\n", "the output written meanwhile is kept");
     eventually(30, "the lost pod to fail", || {
-        k.jsonpath("pod", &pod, "{.status.phase}") == "Failed"
+        k.jsonpath("pod", &long, "{.status.phase}") == "Failed"
     });
-    assert!(!alive(pid), "the orphaned process was stopped at start");
     assert!(
-        k.jsonpath("pod", &pod, "{.status.containerStatuses[0].state.terminated.message}")
+        k.jsonpath("pod", &long, "{.status.containerStatuses[0].state.terminated.message}")
             .contains("keelson stopped")
     );
     eventually(30, "a second attempt", || pods_of_job(&k, "long").len() == 2);

@@ -69,6 +69,11 @@ fn a_model_deployment_serves_scales_to_zero_and_puts_its_children_back() {
     );
     assert_eq!(ready(&k), "False");
     assert_eq!(k.jsonpath("deployment", "qwen", "{.spec.replicas}"), "0");
+    // Every transition is an event: the phases and the conditions' reasons.
+    let events = k.ok(&["get", "events", "--field-selector=involvedObject.name=qwen"]);
+    for reason in ["Running", "DeploymentReady", "Idle", "ScaledToZero"] {
+        assert!(events.contains(reason), "{reason} in {events}");
+    }
 
     // Deleting the model takes every child with it.
     k.ok(&["delete", "modeldeployment", "qwen"]);

@@ -139,7 +139,19 @@ impl Keelson {
 }
 
 impl Drop for Keelson {
+    /// Stops keelson cleanly (SIGTERM), so the processes of its pods stop with it; a crash
+    /// (SIGKILL) would leave them running for a next start to adopt.
     fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            let deadline = Instant::now() + Duration::from_secs(15);
+            while Instant::now() < deadline {
+                if matches!(child.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
         self.kill();
     }
 }

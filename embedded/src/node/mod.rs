@@ -44,6 +44,10 @@ pub struct NodeOptions {
     pub ready_delay: Duration,
     /// Base of a Job's retry back-off (doubles per failure, at most 6 minutes).
     pub job_backoff: Duration,
+    /// The `keelson` executable process pods run under (its `supervise` subcommand), so they
+    /// outlive a crash of `keelson up` and are adopted by the next one; `None` runs them
+    /// directly, and they die with it.
+    pub supervisor: Option<PathBuf>,
 }
 
 impl NodeOptions {
@@ -55,6 +59,7 @@ impl NodeOptions {
             process_pods: true,
             ready_delay: Duration::from_secs(2),
             job_backoff: Duration::from_secs(10),
+            supervisor: None,
         }
     }
 }
@@ -88,6 +93,7 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
             data_dir: options.data_dir,
             process_pods: options.process_pods,
             ready_delay: options.ready_delay,
+            supervisor: options.supervisor,
         },
     );
     Ok(LocalNode { kubelet, tasks })

@@ -1,6 +1,7 @@
 //! Defaults the API server fills into new built-in objects where clients depend on them, as the
 //! Kubernetes API server does: a Job's selector, pod labels and counts; a pod's restart policy,
-//! grace period and scheduler.
+//! grace period and scheduler. And [`normalize`], which every write of a built-in object goes
+//! through: a Secret's `stringData` is folded into `data`.
 
 use serde_json::{Value, json};
 
@@ -19,6 +20,28 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
             }
         }
         _ => {}
+    }
+}
+
+/// Folds a Secret's write-only `stringData` into `data` (base64, replacing a key of the same
+/// name), as the Kubernetes API server does; other objects are left alone.
+pub fn normalize(info: &ResourceInfo, object: &mut Value) {
+    use base64::Engine as _;
+    if !info.builtin || !info.group.is_empty() || info.resource != "secrets" {
+        return;
+    }
+    let Some(map) = object.as_object_mut() else { return };
+    let Some(Value::Object(strings)) = map.remove("stringData") else { return };
+    let data = map.entry("data").or_insert_with(|| json!({}));
+    if !data.is_object() {
+        *data = json!({});
+    }
+    if let Some(data) = data.as_object_mut() {
+        for (key, value) in strings {
+            let text = value.as_str().unwrap_or_default();
+            let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+            data.insert(key, Value::String(encoded));
+        }
     }
 }
 
@@ -106,5 +129,25 @@ mod tests {
         on_create(&info("jobs"), &mut job);
         assert!(job["spec"].get("selector").is_none());
         assert!(job["spec"].get("completions").is_none());
+    }
+
+    #[test]
+    fn a_secret_s_string_data_becomes_base64_data() {
+        let mut secret = json!({
+            "kind": "Secret",
+            "data": { "kept": "a2VwdA==", "token": "b2xk" },
+            "stringData": { "token": "new", "hash": "0867fd" }
+        });
+        normalize(&info("secrets"), &mut secret);
+        assert_eq!(
+            secret,
+            json!({
+                "kind": "Secret",
+                "data": { "kept": "a2VwdA==", "token": "bmV3", "hash": "MDg2N2Zk" }
+            })
+        );
+        let mut config_map = json!({ "stringData": { "a": "b" } });
+        normalize(&info("configmaps"), &mut config_map);
+        assert!(config_map.get("stringData").is_some(), "only Secrets are normalised");
     }
 }

@@ -171,6 +171,7 @@ pub fn prepare_create(
     {
         map.remove("status");
     }
+    super::defaults::normalize(info, &mut object);
     super::defaults::on_create(info, &mut object);
     Ok(object)
 }
@@ -287,6 +288,7 @@ pub fn prepare_update(
             }
         }
     }
+    super::defaults::normalize(info, &mut new);
     if spec_part(old) != spec_part(&new) {
         let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
         metadata_mut(&mut new).insert("generation".into(), json!(generation + 1));

@@ -192,7 +192,7 @@ fn a_broken_copy_of_each_example_is_refused_with_its_field() {
             "weekly-report-2026-w47",
             vec![Remove("/spec/flowRef")],
             "spec",
-            "exactly one of flowRef and plan",
+            "exactly one of flowRef, plan and cloneOf",
         ),
         (
             "Schedule",

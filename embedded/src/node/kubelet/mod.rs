@@ -37,6 +37,8 @@ struct Worker {
 pub struct KubeletOptions {
     /// The data directory (pod directories go under `pods/`).
     pub data_dir: PathBuf,
+    /// The executable process pods run under (see [`crate::node::NodeOptions::supervisor`]).
+    pub supervisor: Option<PathBuf>,
     /// Whether Job pods run as local processes.
     pub process_pods: bool,
     /// Delay before a simulated pod is ready.
@@ -46,9 +48,17 @@ pub struct KubeletOptions {
 impl Kubelet {
     /// Kills what a previous run left behind, then runs every pod bound to a node.
     pub fn spawn(client: Client, options: KubeletOptions) -> Self {
-        let killed = process::reap_orphans(&options.data_dir.join("pods"));
-        if !killed.is_empty() {
-            tracing::info!(count = killed.len(), "stopped processes left by a previous run");
+        let pods_root = options.data_dir.join("pods");
+        if options.supervisor.is_some() {
+            // Supervised processes of pods that still exist are adopted by their workers. Only
+            // pod directories from before this start are candidates: the ones made from now on
+            // belong to pods this kubelet runs.
+            let earlier: HashSet<PathBuf> = std::fs::read_dir(&pods_root)
+                .map(|dirs| dirs.flatten().map(|dir| dir.path()).collect())
+                .unwrap_or_default();
+            tokio::spawn(reap_orphans_of_gone_pods(client.clone(), pods_root, earlier));
+        } else {
+            report_reaped(process::reap_orphans(&pods_root, |_| false));
         }
         let (shutdown, stop) = watch::channel(false);
         let shared = Arc::new(worker::Shared {
@@ -56,6 +66,7 @@ impl Kubelet {
             data_dir: options.data_dir,
             process_pods: options.process_pods,
             ready_delay: options.ready_delay,
+            supervisor: options.supervisor,
             shutdown: stop,
         });
         let workers: Arc<std::sync::Mutex<HashMap<String, Worker>>> = Arc::default();
@@ -77,6 +88,30 @@ impl Kubelet {
 }
 
 /// Feeds each bound pod's latest state to its worker, starting workers for new pods.
+/// Kills the supervised processes a previous run left, in the `earlier` pod directories, for
+/// pods that no longer exist.
+async fn reap_orphans_of_gone_pods(client: Client, pods_root: PathBuf, earlier: HashSet<PathBuf>) {
+    let pods = match Api::<Pod>::all(client).list(&Default::default()).await {
+        Ok(list) => list.items,
+        Err(error) => {
+            tracing::warn!(%error, "cannot list pods: processes of deleted pods are left running");
+            return;
+        }
+    };
+    let uids: HashSet<String> = pods.into_iter().filter_map(|pod| pod.metadata.uid).collect();
+    let keep = |pod_dir: &std::path::Path| {
+        let name = pod_dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        !earlier.contains(pod_dir) || name.rsplit('_').next().is_some_and(|uid| uids.contains(uid))
+    };
+    report_reaped(tokio::task::block_in_place(|| process::reap_orphans(&pods_root, keep)));
+}
+
+fn report_reaped(killed: Vec<u32>) {
+    if !killed.is_empty() {
+        tracing::info!(count = killed.len(), "stopped processes left by a previous run");
+    }
+}
+
 async fn route(
     client: Client,
     shared: Arc<worker::Shared>,

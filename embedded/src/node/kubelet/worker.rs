@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodSpec};
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodSpec, PodStatus};
 use kube::api::{DeleteParams, Preconditions};
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
@@ -19,7 +19,7 @@ use super::status::{self, Ended, Observed};
 use crate::node::pod_status;
 use crate::node::pods::is_terminal;
 use crate::node::runtime::logs;
-use crate::node::runtime::process::{self, ProcessSpec, Terminator};
+use crate::node::runtime::process::{self, Adopted, ProcessSpec, Terminator};
 use crate::server::pod_log::SIMULATED_SCHEME;
 
 /// The annotation that makes any pod run its containers as local processes (`"true"`), or a
@@ -42,6 +42,8 @@ pub struct Shared {
     pub process_pods: bool,
     /// How long a simulated pod takes to become ready.
     pub ready_delay: Duration,
+    /// The executable process pods run under, if any (see [`process::ProcessSpec::supervisor`]).
+    pub supervisor: Option<PathBuf>,
     /// Becomes true when the node shuts down.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -297,14 +299,22 @@ impl Worker {
     async fn run_processes(&mut self) -> Result<(), kube::Error> {
         let spec = self.pod.spec.clone().unwrap_or_default();
         let restart_policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
-        let mut observed = recover(&self.pod);
+        let pod_dir = self.pod_dir();
+        // Processes a crashed `keelson up` left running under their supervisors carry on.
+        let adopted: Vec<(Slot, Adopted)> = running_slots(&self.pod)
+            .into_iter()
+            .filter_map(|slot| {
+                let name = &slot.container(&spec).name;
+                Some((slot, process::adopt(&pid_file(&pod_dir, name))?))
+            })
+            .collect();
+        let mut observed = recover(&self.pod, |slot| adopted.iter().any(|(s, _)| *s == slot));
         if matches!(observed.phase, Some("Succeeded" | "Failed")) {
             if !is_terminal(&self.pod) {
                 self.report(&observed).await;
             }
             return self.until_deleted(&observed).await;
         }
-        let pod_dir = self.pod_dir();
         self.report(&observed).await;
         let deadline = spec.active_deadline_seconds.map(|s| {
             let started = observed.start_time.unwrap_or_else(Timestamp::now);
@@ -315,17 +325,25 @@ impl Worker {
         let (events, mut inbox) = mpsc::channel(16);
         let mut running: Vec<Option<Terminator>> = vec![None; spec.containers.len()];
         let mut restarts: Vec<(Instant, Slot)> = Vec::new();
+        let adopted_slots: Vec<Slot> = adopted.iter().map(|(slot, _)| *slot).collect();
+        for (slot, found) in adopted {
+            tokio::spawn(follow(slot, found, events.clone()));
+        }
 
         // Init containers first, in order; a failure ends the pod or retries it.
         let init = spec.init_containers.clone().unwrap_or_default();
         let mut next_init =
             observed.init.iter().take_while(|s| status::exit_code(s) == Some(0)).count();
         if next_init < init.len() {
-            self.launch(&pod_dir, &init[next_init], Slot::Init(next_init), &mut observed, &events)
-                .await;
+            if !adopted_slots.contains(&Slot::Init(next_init)) {
+                let slot = Slot::Init(next_init);
+                self.launch(&pod_dir, &init[next_init], slot, &mut observed, &events).await;
+            }
         } else {
             for (index, container) in spec.containers.iter().enumerate() {
-                if status::exit_code(&observed.containers[index]).is_none() {
+                if status::exit_code(&observed.containers[index]).is_none()
+                    && !adopted_slots.contains(&Slot::App(index))
+                {
                     self.launch(&pod_dir, container, Slot::App(index), &mut observed, &events)
                         .await;
                 }
@@ -486,36 +504,20 @@ impl Worker {
         };
         let events = events.clone();
         tokio::spawn(async move {
-            let ended = match process::start(spec).await {
-                Ok(mut child) => {
-                    let started_at = child.started_at();
-                    let started = Event::Started {
-                        slot,
-                        pid: child.pid(),
-                        started_at,
-                        terminator: child.terminator(),
+            match process::start(spec).await {
+                Ok(child) => follow(slot, Adopted::Running(child), events).await,
+                Err(failure) => {
+                    let ended = Ended {
+                        exit_code: failure.exit_code,
+                        signal: None,
+                        reason: failure.reason,
+                        message: Some(failure.message),
+                        started_at: None,
+                        finished_at: Timestamp::now(),
                     };
-                    let _ = events.send(started).await;
-                    let exit = child.wait().await;
-                    Ended {
-                        exit_code: exit.exit_code,
-                        signal: exit.signal,
-                        reason: exit.reason.to_owned(),
-                        message: None,
-                        started_at: Some(started_at),
-                        finished_at: exit.finished_at,
-                    }
+                    let _ = events.send(Event::Ended { slot, ended }).await;
                 }
-                Err(failure) => Ended {
-                    exit_code: failure.exit_code,
-                    signal: None,
-                    reason: failure.reason,
-                    message: Some(failure.message),
-                    started_at: None,
-                    finished_at: Timestamp::now(),
-                },
-            };
-            let _ = events.send(Event::Ended { slot, ended }).await;
+            }
         });
     }
 
@@ -560,9 +562,52 @@ impl Worker {
             env,
             work_dir,
             log_path: logs::log_path(pod_dir, &container.name, restart_count),
-            pid_file: pod_dir.join("pids").join(format!("{}.pid", container.name)),
+            pid_file: pid_file(pod_dir, &container.name),
+            supervisor: self.shared.supervisor.clone(),
         })
     }
+}
+
+/// Reports a container's process, started here or adopted, to its pod's worker: its start (a
+/// process still running), then its end.
+async fn follow(slot: Slot, process: Adopted, events: mpsc::Sender<Event>) {
+    let (exit, started_at) = match process {
+        Adopted::Running(mut child) => {
+            let started_at = child.started_at();
+            let terminator = child.terminator();
+            let started = Event::Started { slot, pid: child.pid(), started_at, terminator };
+            let _ = events.send(started).await;
+            (child.wait().await, Some(started_at))
+        }
+        Adopted::Ended(exit) => (exit, None),
+    };
+    let ended = Ended {
+        exit_code: exit.exit_code,
+        signal: exit.signal,
+        reason: exit.reason.to_owned(),
+        message: exit.message,
+        started_at,
+        finished_at: exit.finished_at,
+    };
+    let _ = events.send(Event::Ended { slot, ended }).await;
+}
+
+/// Where a container's process id is recorded while it runs.
+fn pid_file(pod_dir: &std::path::Path, container: &str) -> PathBuf {
+    pod_dir.join("pids").join(format!("{container}.pid"))
+}
+
+/// The containers (init and app) the pod's status shows running.
+fn running_slots(pod: &Pod) -> Vec<Slot> {
+    let (Some(spec), Some(status)) = (&pod.spec, &pod.status) else { return Vec::new() };
+    let init = (0..spec.init_containers.as_ref().map_or(0, Vec::len)).map(Slot::Init);
+    let app = (0..spec.containers.len()).map(Slot::App);
+    init.chain(app)
+        .filter(|slot| {
+            let state = slot.reported(spec, status).and_then(|s| s.state.as_ref());
+            state.is_some_and(|state| state.running.is_some())
+        })
+        .collect()
 }
 
 /// Why a container cannot be started.
@@ -574,7 +619,7 @@ enum Unrunnable {
 }
 
 /// Which container an event is about.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
     Init(usize),
     App(usize),
@@ -587,6 +632,16 @@ impl Slot {
             Slot::Init(i) => &spec.init_containers.as_deref().unwrap_or_default()[i],
             Slot::App(i) => &spec.containers[i],
         }
+    }
+
+    /// The status a pod with `spec` reports for this slot's container, if any.
+    fn reported<'a>(self, spec: &PodSpec, status: &'a PodStatus) -> Option<&'a ContainerStatus> {
+        let reported = match self {
+            Slot::Init(_) => &status.init_container_statuses,
+            Slot::App(_) => &status.container_statuses,
+        };
+        let name = &self.container(spec).name;
+        reported.iter().flatten().find(|s| &s.name == name)
     }
 }
 
@@ -628,51 +683,48 @@ fn initial(container: &Container) -> ContainerStatus {
 }
 
 /// What the node knew of a process pod before (after a restart of `keelson up`): containers
-/// that were running died with the previous process; they are recorded as ended, and run again
-/// unless the restart policy is `Never`, in which case the pod has failed.
-fn recover(pod: &Pod) -> Observed {
+/// that were running and were not `adopted` died with the previous process; they are recorded
+/// as ended, and run again unless the restart policy is `Never`, in which case the pod has
+/// failed.
+fn recover(pod: &Pod, adopted: impl Fn(Slot) -> bool) -> Observed {
     let spec = pod.spec.clone().unwrap_or_default();
     let status = pod.status.clone().unwrap_or_default();
     let never = spec.restart_policy.as_deref() == Some("Never");
     let now = Timestamp::now();
     let mut lost = false;
-    let mut recover_one = |c: &Container, previous: Option<&ContainerStatus>| -> ContainerStatus {
-        let Some(previous) = previous else {
-            return status::waiting(&c.name, "ContainerCreating", None, &initial(c));
+    let mut recover_one =
+        |slot: Slot, c: &Container, previous: Option<&ContainerStatus>| -> ContainerStatus {
+            let Some(previous) = previous else {
+                return status::waiting(&c.name, "ContainerCreating", None, &initial(c));
+            };
+            let Some(running) = previous.state.as_ref().and_then(|s| s.running.as_ref()) else {
+                return previous.clone();
+            };
+            if adopted(slot) {
+                return previous.clone();
+            }
+            lost = true;
+            let ended = Ended {
+                exit_code: 137,
+                signal: Some(9),
+                reason: "Error".into(),
+                message: Some("the process ended when keelson stopped".into()),
+                started_at: running.started_at.as_ref().map(|t| t.0),
+                finished_at: now,
+            };
+            let dead = status::terminated(&c.name, None, &ended, previous);
+            if never {
+                dead
+            } else {
+                status::waiting(&c.name, "ContainerCreating", None, &status::restarted(&dead))
+            }
         };
-        let Some(running) = previous.state.as_ref().and_then(|s| s.running.as_ref()) else {
-            return previous.clone();
-        };
-        lost = true;
-        let ended = Ended {
-            exit_code: 137,
-            signal: Some(9),
-            reason: "Error".into(),
-            message: Some("the process ended when keelson stopped".into()),
-            started_at: running.started_at.as_ref().map(|t| t.0),
-            finished_at: now,
-        };
-        let dead = status::terminated(&c.name, None, &ended, previous);
-        if never {
-            dead
-        } else {
-            status::waiting(&c.name, "ContainerCreating", None, &status::restarted(&dead))
-        }
-    };
-    let find = |list: &Option<Vec<ContainerStatus>>, name: &str| {
-        list.iter().flatten().find(|s| s.name == name).cloned()
-    };
-    let init: Vec<ContainerStatus> = spec
-        .init_containers
-        .iter()
-        .flatten()
-        .map(|c| recover_one(c, find(&status.init_container_statuses, &c.name).as_ref()))
-        .collect();
-    let containers: Vec<ContainerStatus> = spec
-        .containers
-        .iter()
-        .map(|c| recover_one(c, find(&status.container_statuses, &c.name).as_ref()))
-        .collect();
+    let mut recover_slot =
+        |slot: Slot| recover_one(slot, slot.container(&spec), slot.reported(&spec, &status));
+    let init_count = spec.init_containers.as_ref().map_or(0, Vec::len);
+    let init: Vec<ContainerStatus> = (0..init_count).map(|i| recover_slot(Slot::Init(i))).collect();
+    let containers: Vec<ContainerStatus> =
+        (0..spec.containers.len()).map(|i| recover_slot(Slot::App(i))).collect();
     let phase = match status.phase.as_deref() {
         _ if lost && never => "Failed",
         Some("Succeeded") => "Succeeded",

@@ -2,3 +2,4 @@
 
 pub mod logs;
 pub mod process;
+pub mod supervisor;

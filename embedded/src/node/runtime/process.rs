@@ -20,9 +20,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::logs::{LogStream, LogWriter};
+use super::supervisor::{self, ExitRecord};
 
 /// Reason reported when a container's process could not be started.
-const CANNOT_RUN: &str = "ContainerCannotRun";
+pub(crate) const CANNOT_RUN: &str = "ContainerCannotRun";
 
 /// How long output may keep arriving after the process group is gone (from processes that
 /// left the group) before the log is closed without it.
@@ -47,6 +48,9 @@ pub struct ProcessSpec {
     pub log_path: PathBuf,
     /// Where the process id is recorded while it runs (`<pod_dir>/pids/<container>.pid`).
     pub pid_file: PathBuf,
+    /// The `keelson` executable to run the process under (see [`super::supervisor`]), so it
+    /// outlives this process; run directly when `None`.
+    pub supervisor: Option<PathBuf>,
 }
 
 /// Why a process could not be started, as the container's terminated state reports it. The
@@ -69,7 +73,7 @@ impl StartFailure {
 }
 
 /// How a process ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exit {
     /// Its exit code, or 128 + the signal number when a signal killed it.
     pub exit_code: i32,
@@ -77,17 +81,30 @@ pub struct Exit {
     pub signal: Option<i32>,
     /// When its end was noticed.
     pub finished_at: Timestamp,
-    /// `Completed` for exit code 0, `Error` otherwise, as the kubelet reports.
+    /// `Completed` for exit code 0, `Error` otherwise, as the kubelet reports;
+    /// `ContainerCannotRun` when a supervised program could not be started.
     pub reason: &'static str,
+    /// Why a supervised program could not be started.
+    pub message: Option<String>,
 }
 
 impl Exit {
     fn new(exit_code: i32, signal: Option<i32>, finished_at: Timestamp) -> Self {
         let reason = if exit_code == 0 { "Completed" } else { "Error" };
-        Self { exit_code, signal, finished_at, reason }
+        Self { exit_code, signal, finished_at, reason, message: None }
     }
 
-    fn from_status(status: io::Result<ExitStatus>, finished_at: Timestamp) -> Self {
+    /// How a supervised program ended, from its record.
+    fn from_record(record: ExitRecord) -> Self {
+        let mut exit = Self::new(record.exit_code, record.signal, record.finished_at);
+        if record.reason == CANNOT_RUN {
+            exit.reason = CANNOT_RUN;
+        }
+        exit.message = record.message;
+        exit
+    }
+
+    pub(crate) fn from_status(status: io::Result<ExitStatus>, finished_at: Timestamp) -> Self {
         use std::os::unix::process::ExitStatusExt;
         match status {
             Ok(status) => match (status.code(), status.signal()) {
@@ -126,8 +143,8 @@ impl RunningProcess {
     /// Waits until the process has exited and all its output is in the log (output from
     /// processes that left its group is waited for at most a few seconds). Can be called again.
     pub async fn wait(&mut self) -> Exit {
-        if let Some(exit) = self.exit {
-            return exit;
+        if let Some(exit) = &self.exit {
+            return exit.clone();
         }
         let exit = match self.monitor.take() {
             Some(monitor) => {
@@ -135,7 +152,7 @@ impl RunningProcess {
             }
             None => Exit::new(128, None, Timestamp::now()),
         };
-        self.exit = Some(exit);
+        self.exit = Some(exit.clone());
         exit
     }
 
@@ -184,9 +201,24 @@ struct Group {
     term_sent: AtomicBool,
     /// Becomes true once the leader has exited and been reaped.
     exited: watch::Sender<bool>,
+    /// For a process adopted from an earlier `keelson up` (not our child, so never reaped by
+    /// us): its recorded start time, checked before every signal.
+    adopted_start: Option<u64>,
 }
 
 impl Group {
+    /// The group led by `leader`, started here (`adopted_start` none) or adopted.
+    fn new(leader: Pid, adopted_start: Option<u64>) -> Arc<Self> {
+        let (exited, _) = watch::channel(false);
+        Arc::new(Self {
+            leader,
+            reaped: Mutex::new(false),
+            term_sent: AtomicBool::new(false),
+            exited,
+            adopted_start,
+        })
+    }
+
     fn lock_reaped(&self) -> MutexGuard<'_, bool> {
         self.reaped.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -194,7 +226,11 @@ impl Group {
     /// Sends `signal` to every process of the group, unless the leader is already reaped.
     fn signal(&self, signal: Signal) {
         let reaped = self.lock_reaped();
-        if !*reaped {
+        let still_there = self.adopted_start.is_none_or(|start| {
+            u32::try_from(self.leader.as_raw_nonzero().get())
+                .is_ok_and(|pid| still_ours(pid, start).is_some())
+        });
+        if !*reaped && still_there {
             // ESRCH only means nobody is left; our own children cannot refuse (EPERM).
             let _ = rustix::process::kill_process_group(self.leader, signal);
         }
@@ -217,15 +253,32 @@ pub async fn start(spec: ProcessSpec) -> Result<RunningProcess, StartFailure> {
         return Err(logged(&log, StartFailure::new(message, 128)).await);
     }
 
-    let mut command = Command::new(&spec.program);
+    let record = spec.supervisor.as_ref().map(|_| supervisor::record_path(&spec.pid_file));
+    let mut command = match (&spec.supervisor, &record) {
+        // The supervisor starts the program and writes its log.
+        (Some(exe), Some(record)) => {
+            // The record goes next to the pid file; a quick program's supervisor writes it
+            // before the pid file is.
+            if let Some(parent) = record.parent() {
+                let _ = tokio::fs::create_dir_all(parent).await;
+            }
+            let _ = tokio::fs::remove_file(record).await;
+            let mut command = Command::new(exe);
+            let args = supervisor::arguments(&spec.log_path, record, &spec.program, &spec.args);
+            command.args(args).stdout(Stdio::null()).stderr(Stdio::null());
+            command
+        }
+        _ => {
+            let mut command = Command::new(&spec.program);
+            command.args(&spec.args).stdout(Stdio::piped()).stderr(Stdio::piped());
+            command
+        }
+    };
     command
-        .args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(name, value)| (name, value)))
         .current_dir(&spec.work_dir)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .process_group(0);
     let mut child = match command.spawn() {
         Ok(child) => child,
@@ -245,13 +298,7 @@ pub async fn start(spec: ProcessSpec) -> Result<RunningProcess, StartFailure> {
             _ => Ok(()),
         }
     });
-    let (exited, _) = watch::channel(false);
-    let group = Arc::new(Group {
-        leader,
-        reaped: Mutex::new(false),
-        term_sent: AtomicBool::new(false),
-        exited,
-    });
+    let group = Group::new(leader, None);
 
     if let Err(error) = write_pid_file(&spec.pid_file, pid).await {
         group.signal(Signal::KILL);
@@ -262,7 +309,7 @@ pub async fn start(spec: ProcessSpec) -> Result<RunningProcess, StartFailure> {
         return Err(logged(&log, StartFailure::new(message, 128)).await);
     }
 
-    let monitor = tokio::spawn(monitor(child, group.clone(), capture, spec.pid_file));
+    let monitor = tokio::spawn(monitor(child, group.clone(), capture, spec.pid_file, record));
     Ok(RunningProcess {
         pid,
         started_at,
@@ -281,27 +328,32 @@ async fn logged(log: &LogWriter, failure: StartFailure) -> StartFailure {
 
 /// The failure for an executable that could not be run, worded like the container runtimes.
 fn spawn_failure(spec: &ProcessSpec, error: &io::Error) -> StartFailure {
-    let program = &spec.program;
+    let path = spec.env.iter().rev().find(|(name, _)| name == "PATH").map(|(_, p)| p.as_str());
+    let (message, exit_code) = failure_message(&spec.program, path, error);
+    StartFailure::new(message, exit_code)
+}
+
+/// [`spawn_failure`]'s message and exit code for a supervised program, which runs with the
+/// container's `PATH` as its own.
+pub(crate) fn spawn_failure_message(program: &str, error: &io::Error) -> (String, i32) {
+    failure_message(program, std::env::var("PATH").ok().as_deref(), error)
+}
+
+fn failure_message(program: &str, path: Option<&str>, error: &io::Error) -> (String, i32) {
     let prefix = format!("unable to start container process: exec: {program:?}");
     match error.kind() {
         io::ErrorKind::NotFound if program.contains('/') => {
-            StartFailure::new(format!("{prefix}: no such file or directory"), 127)
+            (format!("{prefix}: no such file or directory"), 127)
         }
         io::ErrorKind::NotFound => {
-            let path = spec.env.iter().rev().find(|(name, _)| name == "PATH");
             let given = match path {
-                Some((_, path)) => format!("PATH={path:?}"),
+                Some(path) => format!("PATH={path:?}"),
                 None => "the container has no PATH".to_owned(),
             };
-            StartFailure::new(
-                format!("{prefix}: executable file not found in $PATH ({given})"),
-                127,
-            )
+            (format!("{prefix}: executable file not found in $PATH ({given})"), 127)
         }
-        io::ErrorKind::PermissionDenied => {
-            StartFailure::new(format!("{prefix}: permission denied"), 126)
-        }
-        _ => StartFailure::new(format!("{prefix}: {error}"), 128),
+        io::ErrorKind::PermissionDenied => (format!("{prefix}: permission denied"), 126),
+        _ => (format!("{prefix}: {error}"), 128),
     }
 }
 
@@ -316,6 +368,7 @@ async fn monitor(
     group: Arc<Group>,
     mut capture: JoinHandle<io::Result<()>>,
     pid_file: PathBuf,
+    record: Option<PathBuf>,
 ) -> Exit {
     wait_for_exit(group.leader).await;
     let finished_at = Timestamp::now();
@@ -342,7 +395,87 @@ async fn monitor(
     if tokio::time::timeout(DRAIN_TIMEOUT, &mut capture).await.is_err() {
         capture.abort();
     }
-    Exit::from_status(status, finished_at)
+    // A supervisor ends killed by its own group kill; its record says how the program ended.
+    match record.as_deref().and_then(take_record) {
+        Some(record) => Exit::from_record(record),
+        None => Exit::from_status(status, finished_at),
+    }
+}
+
+/// A supervised process that an earlier `keelson up` started, found again by [`adopt`].
+#[derive(Debug)]
+pub enum Adopted {
+    /// Still running: watched and stoppable as if this process had started it.
+    Running(RunningProcess),
+    /// It ended while nobody watched; this is how.
+    Ended(Exit),
+}
+
+/// Finds the supervised process recorded in `pid_file` by an earlier `keelson up`: its exit
+/// record if it has ended, else the process itself if it still runs (the recorded start time
+/// proves it is the same one). `None` when neither is there: the process is lost. Only on
+/// Linux, where start times can be read.
+pub fn adopt(pid_file: &Path) -> Option<Adopted> {
+    let record = supervisor::record_path(pid_file);
+    if let Some(ended) = take_record(&record) {
+        let _ = std::fs::remove_file(pid_file);
+        return Some(Adopted::Ended(Exit::from_record(ended)));
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let (pid, start) = parse_pid_record(&std::fs::read_to_string(pid_file).ok()?)?;
+        let leader = still_ours(pid, start)?;
+        let started_at = std::fs::metadata(pid_file)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| Timestamp::try_from(t).ok())
+            .unwrap_or_else(Timestamp::now);
+        let group = Group::new(leader, Some(start));
+        let monitor =
+            tokio::spawn(watch_adopted(group.clone(), pid, start, pid_file.to_owned(), record));
+        Some(Adopted::Running(RunningProcess {
+            pid,
+            started_at,
+            terminator: Terminator { group },
+            monitor: Some(monitor),
+            exit: None,
+        }))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// Watches an adopted supervisor until it is gone, then reads how its program ended.
+#[cfg(target_os = "linux")]
+async fn watch_adopted(
+    group: Arc<Group>,
+    pid: u32,
+    start: u64,
+    pid_file: PathBuf,
+    record: PathBuf,
+) -> Exit {
+    while still_ours(pid, start).is_some() {
+        tokio::time::sleep(EXIT_POLL / 5).await;
+    }
+    *group.lock_reaped() = true;
+    group.exited.send_replace(true);
+    remove_pid_file(&pid_file).await;
+    take_record(&record).map_or_else(
+        || {
+            // Killed before it could record anything (SIGKILL after the grace period).
+            Exit::new(137, Some(9), Timestamp::now())
+        },
+        Exit::from_record,
+    )
+}
+
+/// Reads and removes an exit record.
+fn take_record(path: &Path) -> Option<ExitRecord> {
+    let record = supervisor::read_record(path);
+    let _ = std::fs::remove_file(path);
+    record
 }
 
 /// Waits until `pid` (our child) has exited, without reaping it.
@@ -403,16 +536,16 @@ fn parse_stat(stat: &str) -> Option<(u64, i32)> {
     Some((start, group))
 }
 
-/// Kills the processes a previous run left behind. Scans `pods_root/*/pids/*.pid`; for each
-/// record whose process still exists with the recorded start time and still leads its own
-/// process group, sends SIGKILL to that group. Removes the pid files and returns the pids
-/// killed. Only on Linux, where the start time proves the process is ours; elsewhere it does
+/// Kills the processes a previous run left behind, except in the pod directories `keep`
+/// accepts. Scans `pods_root/*/pids/*.pid`; for each record whose process still exists with
+/// the recorded start time and still leads its own process group, sends SIGKILL to that group.
+/// Removes the pid files (and exit records) and returns the pids killed. Only on Linux, where the start time proves the process is ours; elsewhere it does
 /// nothing rather than risk killing an unrelated process that reused the id.
-pub fn reap_orphans(pods_root: &Path) -> Vec<u32> {
+pub fn reap_orphans(pods_root: &Path, keep: impl Fn(&Path) -> bool) -> Vec<u32> {
     #[cfg(target_os = "linux")]
     {
         let mut killed = Vec::new();
-        for pid_file in pid_files(pods_root) {
+        for pid_file in pid_files(pods_root, keep) {
             if let Ok(text) = std::fs::read_to_string(&pid_file)
                 && let Some((pid, start)) = parse_pid_record(&text)
                 && let Some(leader) = still_ours(pid, start)
@@ -421,21 +554,23 @@ pub fn reap_orphans(pods_root: &Path) -> Vec<u32> {
                 killed.push(pid);
             }
             let _ = std::fs::remove_file(&pid_file);
+            let _ = std::fs::remove_file(supervisor::record_path(&pid_file));
         }
         killed
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = pods_root;
+        let _ = (pods_root, keep);
         Vec::new()
     }
 }
 
-/// The pid files under `pods_root/<pod>/pids/`.
+/// The pid files under `pods_root/<pod>/pids/`, except in the pod directories `keep` accepts.
 #[cfg(target_os = "linux")]
-fn pid_files(pods_root: &Path) -> Vec<PathBuf> {
+fn pid_files(pods_root: &Path, keep: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
     let Ok(pods) = std::fs::read_dir(pods_root) else { return Vec::new() };
     pods.flatten()
+        .filter(|pod| !keep(&pod.path()))
         .filter_map(|pod| std::fs::read_dir(pod.path().join("pids")).ok())
         .flat_map(|files| files.flatten().map(|file| file.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "pid"))
@@ -479,6 +614,7 @@ mod tests {
             work_dir: dir.join("work"),
             log_path: logs::log_path(dir, "main", 0),
             pid_file: dir.join("pids/main.pid"),
+            supervisor: None,
         }
     }
 
@@ -707,7 +843,7 @@ mod tests {
         std::fs::write(&reused, format!("{} {}\n", stranger.id(), start_time(stranger.id()) + 1))
             .expect("write");
 
-        let killed = reap_orphans(&tmp.path().join("pods"));
+        let killed = reap_orphans(&tmp.path().join("pods"), |_| false);
 
         assert_eq!(killed, [orphan.id()]);
         assert_eq!(orphan.wait().expect("reaped").signal(), Some(9));
@@ -715,7 +851,7 @@ mod tests {
         assert!(!recorded.exists() && !reused.exists(), "pid files are cleaned up");
         stranger.kill().expect("kill");
         stranger.wait().expect("reaped");
-        assert!(reap_orphans(&tmp.path().join("nothing-here")).is_empty());
+        assert!(reap_orphans(&tmp.path().join("nothing-here"), |_| false).is_empty());
     }
 
     #[cfg(target_os = "linux")]
