@@ -79,6 +79,7 @@ fn spawn_up_in(dir: tempfile::TempDir, args: &[&str]) -> Up {
         .args(["up", "--data-dir"])
         .arg(dir.path())
         .args(["--bind", &format!("127.0.0.1:{port}")])
+        .args(["--api-bind", "127.0.0.1:0"])
         .args(args)
         .env("KEELSON_LOG", "error")
         // The benchmark Jobs of ready models run `true`: this measures the controllers.

@@ -31,6 +31,15 @@ pub enum Command {
     /// creating a Job. The API listens on loopback only unless --bind says otherwise; pass
     /// --no-process-pods to run no processes at all.
     Up(crate::up::UpArgs),
+    /// Run the controllers and the REST API against a Kubernetes cluster (what the Helm chart
+    /// runs).
+    Operator(crate::operator::OperatorArgs),
+    /// Manage the REST API's bearer tokens.
+    Token {
+        /// What to do.
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
     /// Print Keelson's CustomResourceDefinitions as YAML, or write one file per CRD.
     ///
     /// `keelson crds | kubectl apply -f -` installs them on a cluster.
@@ -41,13 +50,25 @@ pub enum Command {
     },
 }
 
+/// The `keelson token` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token and print it (shown only this once; only its hash is stored).
+    Create(crate::token::CreateArgs),
+}
+
+fn block_on(future: impl std::future::Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(future)
+}
+
 impl Cli {
     /// Runs the parsed command.
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
-            Command::Up(args) => {
-                let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-                runtime.block_on(crate::up::run(args))
+            Command::Up(args) => block_on(crate::up::run(args)),
+            Command::Operator(args) => block_on(crate::operator::run(args)),
+            Command::Token { command: TokenCommand::Create(args) } => {
+                block_on(crate::token::create(args))
             }
             Command::Crds { out_dir: None } => {
                 let yaml = crate::crds::render_all()?;

@@ -1,6 +1,9 @@
 //! The `keelson` binary's commands, as a library so tests can call them.
 
+pub mod api;
 pub mod cli;
 pub mod crds;
+pub mod operator;
 pub mod telemetry;
+pub mod token;
 pub mod up;

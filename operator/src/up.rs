@@ -38,6 +38,9 @@ pub struct UpArgs {
     /// First retry delay of a failed Job pod; it doubles per failure, up to 6 minutes.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub job_backoff: Duration,
+    /// Address of the orchestrator REST API (`/api/v1`).
+    #[arg(long, env = "KEELSON_API_BIND", default_value = "127.0.0.1:8080")]
+    pub api_bind: SocketAddr,
 }
 
 /// A duration such as `2s`, `500ms` or `1m`.
@@ -72,6 +75,8 @@ impl UpArgs {
 pub struct ControlPlane {
     /// The API server.
     pub server: RunningServer,
+    /// Where the REST API listens.
+    pub api_addr: SocketAddr,
     node: LocalNode,
     controllers: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -89,17 +94,25 @@ impl ControlPlane {
 
 /// The file name of the kubeconfig inside the data directory.
 pub const KUBECONFIG: &str = "kubeconfig";
+/// The file name of the REST API's write token inside the data directory.
+pub const API_TOKEN: &str = "api-token";
+/// The name of that token: who did what through it.
+const API_TOKEN_NAME: &str = "local";
 
 /// Starts the API server, writes the kubeconfig, installs Keelson's CRDs and starts the local
 /// node.
 pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     let started = Instant::now();
     let node_options = args.node_options()?;
-    let workflow_settings =
-        keelson_controllers::workflows::settings::Settings::from_lookup(|key| {
-            std::env::var(key).ok()
-        })
+    let env = |key: &str| std::env::var(key).ok();
+    let workflow_settings = keelson_controllers::workflows::settings::Settings::from_lookup(env)
         .map_err(|problems| anyhow::anyhow!(problems.join("\n")))?;
+    let mut api_settings = keelson_facades::orchestrator::Settings::from_lookup(env)
+        .map_err(|problems| anyhow::anyhow!(problems.join("\n")))?;
+    api_settings.bind = args.api_bind;
+    let api_listener = tokio::net::TcpListener::bind(args.api_bind)
+        .await
+        .with_context(|| format!("listening for the REST API on {}", args.api_bind))?;
     let mut config = ServerConfig::new(&args.data_dir);
     config.bind = args.bind;
     let server = server::start(config).await.context("starting the embedded API server")?;
@@ -110,10 +123,33 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     let node =
         node::start(client.clone(), node_options).await.context("starting the local node")?;
+    ensure_api_token(&client, &api_settings.namespace, &args.data_dir.join(API_TOKEN)).await?;
     let mut controllers = keelson_controllers::serving::spawn(client.clone(), serving_settings());
-    controllers.extend(keelson_controllers::workflows::spawn(client, workflow_settings));
+    controllers.extend(keelson_controllers::workflows::spawn(client.clone(), workflow_settings));
+    let api_addr = api_listener.local_addr()?;
+    controllers.push(crate::api::spawn(client, &api_settings, api_listener).await?);
     tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, url = %server.url(), "control plane up");
-    Ok(ControlPlane { server, node, controllers })
+    Ok(ControlPlane { server, api_addr, node, controllers })
+}
+
+/// Makes sure `path` holds a write token of the REST API: the one there if it is still
+/// valid, else a new one (replacing the Secret of an old one).
+async fn ensure_api_token(
+    client: &kube::Client,
+    namespace: &str,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    use keelson_facades::auth::{self, Scope, token};
+    if let Ok(existing) = std::fs::read_to_string(path)
+        && auth::token_exists(client, namespace, existing.trim()).await?
+    {
+        return Ok(());
+    }
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(client.clone(), namespace);
+    let _ = secrets.delete(&token::secret_name(API_TOKEN_NAME), &Default::default()).await;
+    let value = auth::create_token(client, namespace, API_TOKEN_NAME, Scope::Write).await?;
+    write_secret(path, &value).context("writing the API token")?;
+    Ok(())
 }
 
 /// The serving settings from the environment; the benchmark Job runs this very binary as a
@@ -129,7 +165,7 @@ fn serving_settings() -> Settings {
 }
 
 /// A client for a kubeconfig given as YAML.
-async fn client(kubeconfig: &str) -> anyhow::Result<kube::Client> {
+pub(crate) async fn client(kubeconfig: &str) -> anyhow::Result<kube::Client> {
     let kubeconfig = Kubeconfig::from_yaml(kubeconfig).context("parsing the kubeconfig")?;
     let config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
@@ -150,7 +186,7 @@ pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
 }
 
 /// Waits for Ctrl-C or SIGTERM (how service managers ask a process to stop).
-async fn stop_requested() -> anyhow::Result<()> {
+pub(crate) async fn stop_requested() -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate()).context("handling SIGTERM")?;
     tokio::select! {
@@ -169,6 +205,8 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     println!("Keelson is up.");
     println!("  Kubernetes API  {}", server.url());
     println!("  kubeconfig      {}", kubeconfig.display());
+    println!("  REST API        http://{}/api/v1", plane.api_addr);
+    println!("  API token       {} (write scope)", data_dir.join(API_TOKEN).display());
     println!("  data            {}", data_dir.display());
     println!();
     println!("Try:");
@@ -178,6 +216,12 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     println!(
         "  kubectl create job hello --image=busybox -- sh -c 'echo hello from a local process'"
     );
+    println!(
+        "  curl -H \"Authorization: Bearer $(cat {})\" http://{}/api/v1/flows",
+        data_dir.join(API_TOKEN).display(),
+        plane.api_addr
+    );
+    println!("  keelson token create --scope read   # a token for someone who only reads");
     println!();
     println!("Press Ctrl-C to stop.");
     stop_requested().await?;

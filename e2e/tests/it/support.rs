@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 pub struct Keelson {
     pub dir: tempfile::TempDir,
     pub port: u16,
+    /// Port of the REST API.
+    pub api_port: u16,
     /// Extra arguments of `keelson up` (kept for restarts).
     args: Vec<String>,
     child: Option<Child>,
@@ -33,17 +35,20 @@ impl Keelson {
     pub fn up_with(args: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let args = args.iter().map(|a| (*a).to_owned()).collect();
-        let mut keelson = Self { dir, port: free_port(), args, child: None };
+        let mut keelson =
+            Self { dir, port: free_port(), api_port: free_port(), args, child: None };
         keelson.start();
         keelson
     }
 
-    /// Starts the process on the same data dir and port.
+    /// Starts the process on the same data dir and ports. The data dir is given relative to
+    /// the working directory, as `keelson up`'s default `.keelson` is.
     pub fn start(&mut self) {
         let child = Command::new(keelson_e2e::keelson_binary())
-            .args(["up", "--data-dir"])
-            .arg(self.data_dir())
+            .current_dir(self.dir.path())
+            .args(["up", "--data-dir", "data"])
             .args(["--bind", &format!("127.0.0.1:{}", self.port)])
+            .args(["--api-bind", &format!("127.0.0.1:{}", self.api_port)])
             .args(&self.args)
             .env("KEELSON_LOG", "warn")
             .stdout(Stdio::null())

@@ -90,7 +90,9 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
     let kubelet = kubelet::Kubelet::spawn(
         client,
         kubelet::KubeletOptions {
-            data_dir: options.data_dir,
+            // Processes run in their pods' work directories: a relative data directory would
+            // point somewhere else from there.
+            data_dir: std::path::absolute(&options.data_dir).unwrap_or(options.data_dir),
             process_pods: options.process_pods,
             ready_delay: options.ready_delay,
             supervisor: options.supervisor,
