@@ -34,6 +34,9 @@ pub enum Command {
     /// Run the controllers and the REST API against a Kubernetes cluster (what the Helm chart
     /// runs).
     Operator(crate::operator::OperatorArgs),
+    /// Print the OpenAPI 3.1 document of the orchestrator REST API (as served at
+    /// `/api/v1/openapi.json` and checked in as docs/openapi.json).
+    Openapi,
     /// Manage the REST API's bearer tokens.
     Token {
         /// What to do.
@@ -67,6 +70,10 @@ impl Cli {
         match self.command {
             Command::Up(args) => block_on(crate::up::run(args)),
             Command::Operator(args) => block_on(crate::operator::run(args)),
+            Command::Openapi => {
+                let document = keelson_facades::orchestrator::openapi_json();
+                writeln!(std::io::stdout().lock(), "{document}").context("writing to stdout")
+            }
             Command::Token { command: TokenCommand::Create(args) } => {
                 block_on(crate::token::create(args))
             }

@@ -1,5 +1,7 @@
 //! End to end: `keelson up` started as a process, driven by the real `kubectl`.
 
+mod api;
+mod api_events;
 mod crash;
 mod kubectl;
 mod node;

@@ -13,6 +13,8 @@ pub struct Keelson {
     pub api_port: u16,
     /// Extra arguments of `keelson up` (kept for restarts).
     args: Vec<String>,
+    /// Extra environment of `keelson up`.
+    env: Vec<(String, String)>,
     child: Option<Child>,
 }
 
@@ -33,10 +35,16 @@ impl Keelson {
 
     /// Starts `keelson up` with extra arguments.
     pub fn up_with(args: &[&str]) -> Self {
+        Self::up_with_env(args, &[])
+    }
+
+    /// Starts `keelson up` with extra arguments and environment.
+    pub fn up_with_env(args: &[&str], env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let args = args.iter().map(|a| (*a).to_owned()).collect();
+        let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         let mut keelson =
-            Self { dir, port: free_port(), api_port: free_port(), args, child: None };
+            Self { dir, port: free_port(), api_port: free_port(), args, env, child: None };
         keelson.start();
         keelson
     }
@@ -50,6 +58,7 @@ impl Keelson {
             .args(["--bind", &format!("127.0.0.1:{}", self.port)])
             .args(["--api-bind", &format!("127.0.0.1:{}", self.api_port)])
             .args(&self.args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env("KEELSON_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -81,6 +90,23 @@ impl Keelson {
 
     pub fn data_dir(&self) -> PathBuf {
         self.dir.path().join("data")
+    }
+
+    /// The REST API's base URL.
+    pub fn api_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.api_port)
+    }
+
+    /// A REST client with the write token `keelson up` made.
+    pub fn rest(&self) -> keelson_e2e::rest::Rest {
+        let token = std::fs::read_to_string(self.data_dir().join("api-token")).unwrap();
+        keelson_e2e::rest::Rest::new(self.api_url(), Some(token.trim().to_owned()))
+    }
+
+    /// Waits until the REST API answers `/ready`.
+    pub fn wait_api_ready(&self) {
+        let rest = self.rest();
+        eventually(30, "the REST API to be ready", || rest.get("/ready").status == 200);
     }
 
     /// Runs kubectl with this server's kubeconfig and its own HOME (discovery cache).

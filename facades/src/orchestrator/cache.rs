@@ -30,6 +30,17 @@ pub struct Cache<K: Resource<DynamicType = ()> + 'static> {
     changes: watch::Receiver<u64>,
     name: &'static str,
     namespace: String,
+    /// The watch, stopped when the last clone of the cache goes.
+    watch: Arc<Watch>,
+}
+
+/// Stops a cache's watch when dropped.
+struct Watch(tokio::task::AbortHandle);
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl<K: Resource<DynamicType = ()> + 'static> Clone for Cache<K> {
@@ -39,6 +50,7 @@ impl<K: Resource<DynamicType = ()> + 'static> Clone for Cache<K> {
             changes: self.changes.clone(),
             name: self.name,
             namespace: self.namespace.clone(),
+            watch: self.watch.clone(),
         }
     }
 }
@@ -87,8 +99,8 @@ where
             bump.send_modify(|n| *n += 1);
             futures::future::ready(())
         });
-        tokio::spawn(stream);
-        Self { store, changes, name, namespace: namespace.to_owned() }
+        let watch = Arc::new(Watch(tokio::spawn(stream).abort_handle()));
+        Self { store, changes, name, namespace: namespace.to_owned(), watch }
     }
 
     /// What this cache holds, e.g. `runs`.

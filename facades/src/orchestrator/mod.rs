@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{StatusCode, Uri, header};
+use axum::http::Uri;
 use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -182,7 +182,7 @@ impl Orchestrator {
             .route_layer(axum::middleware::from_fn_with_state(self.auth.clone(), auth::require_token))
             .merge(public)
             .fallback(no_route)
-            .layer(axum::middleware::map_response(method_not_allowed))
+            .method_not_allowed_fallback(method_not_allowed)
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             .with_state(self.clone())
     }
@@ -365,6 +365,11 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     document
 }
 
+/// The OpenAPI document as pretty JSON, as checked in as docs/openapi.json.
+pub fn openapi_json() -> String {
+    serde_json::to_string_pretty(&openapi()).unwrap_or_default()
+}
+
 async fn serve_openapi() -> Response {
     axum::Json(openapi()).into_response()
 }
@@ -448,18 +453,23 @@ async fn no_route(uri: Uri) -> ApiError {
     ApiError::no_route(uri.path())
 }
 
-/// Gives axum's bare 405 answers the API's error body, keeping their `Allow` header.
-async fn method_not_allowed(response: Response) -> Response {
-    if response.status() != StatusCode::METHOD_NOT_ALLOWED
-        || response.headers().get(header::CONTENT_TYPE).is_some()
-    {
-        return response;
-    }
-    let allow = response
-        .headers()
-        .get(header::ALLOW)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    ApiError::method_not_allowed(&allow).into_response()
+/// 405 with the `Allow` header of the path's documented methods.
+async fn method_not_allowed(path: Option<axum::extract::MatchedPath>) -> ApiError {
+    static ALLOWED: std::sync::LazyLock<BTreeMap<String, String>> = std::sync::LazyLock::new(|| {
+        let document = serde_json::to_value(openapi()).unwrap_or_default();
+        let paths = document["paths"].as_object().cloned().unwrap_or_default();
+        paths
+            .into_iter()
+            .map(|(path, item)| {
+                let methods: Vec<String> = ["get", "put", "post", "delete"]
+                    .into_iter()
+                    .filter(|m| item.get(m).is_some())
+                    .map(str::to_uppercase)
+                    .collect();
+                (path, methods.join(","))
+            })
+            .collect()
+    });
+    let allow = path.and_then(|p| ALLOWED.get(p.as_str()).cloned()).unwrap_or_default();
+    ApiError::method_not_allowed(&allow)
 }
