@@ -82,13 +82,15 @@ impl Rest {
             request = request.header(*name, *value);
         }
         let request = request.body(body.unwrap_or_default().to_owned()).expect("a valid request");
-        let mut response = self.agent.run(request).unwrap_or_else(|e| panic!("{method} {uri}: {e}"));
+        let mut response =
+            self.agent.run(request).unwrap_or_else(|e| panic!("{method} {uri}: {e}"));
         let headers = response
             .headers()
             .iter()
             .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned()))
             .collect();
-        let text = response.body_mut().with_config().limit(64 << 20).read_to_string().unwrap_or_default();
+        let text =
+            response.body_mut().with_config().limit(64 << 20).read_to_string().unwrap_or_default();
         Answer {
             status: response.status().as_u16(),
             headers,

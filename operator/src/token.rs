@@ -37,10 +37,17 @@ pub async fn create(args: CreateArgs) -> anyhow::Result<()> {
     };
     let name = match args.name {
         Some(name) => name,
-        None => format!("{}-{}", args.scope.as_str(), &auth::token::hash(&auth::token::generate("")?)[..8]),
+        None => format!(
+            "{}-{}",
+            args.scope.as_str(),
+            &auth::token::hash(&auth::token::generate("")?)[..8]
+        ),
     };
     let token = auth::create_token(&client, &args.namespace, &name, args.scope).await?;
-    eprintln!("Created {} token {name:?}. It is shown only now; keep it safe:", args.scope.as_str());
+    eprintln!(
+        "Created {} token {name:?}. It is shown only now; keep it safe:",
+        args.scope.as_str()
+    );
     println!("{token}");
     Ok(())
 }

@@ -145,7 +145,8 @@ async fn ensure_api_token(
     {
         return Ok(());
     }
-    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(client.clone(), namespace);
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(client.clone(), namespace);
     let _ = secrets.delete(&token::secret_name(API_TOKEN_NAME), &Default::default()).await;
     let value = auth::create_token(client, namespace, API_TOKEN_NAME, Scope::Write).await?;
     write_secret(path, &value).context("writing the API token")?;

@@ -128,8 +128,17 @@ fn agents_and_flows_round_trip_and_refuse_bad_input() {
     assert_eq!(
         keys(&created.json),
         [
-            "args", "capabilities", "command", "created_at", "created_by", "description", "env",
-            "id", "image", "name", "version"
+            "args",
+            "capabilities",
+            "command",
+            "created_at",
+            "created_by",
+            "description",
+            "env",
+            "id",
+            "image",
+            "name",
+            "version"
         ]
     );
     assert_eq!(created.json["created_by"], "local");
@@ -167,19 +176,35 @@ fn agents_and_flows_round_trip_and_refuse_bad_input() {
     assert_eq!(
         keys(&flow.json),
         [
-            "created_at", "created_by", "description", "edges", "id", "name", "nodes", "params",
-            "problems", "ready", "timeout_seconds", "ttl_seconds_after_finished", "version"
+            "created_at",
+            "created_by",
+            "description",
+            "edges",
+            "id",
+            "name",
+            "nodes",
+            "params",
+            "problems",
+            "ready",
+            "timeout_seconds",
+            "ttl_seconds_after_finished",
+            "version"
         ]
     );
     assert_eq!(flow.json["nodes"][1], json!({"id": "ok", "kind": "gate", "description": "Go on?"}));
     assert_eq!(flow.json["version"], 1);
     assert_error(&rest.post("/api/v1/flows", gated_flow("gated", "echo")), 409, "CONFLICT");
-    eventually(20, "the flow to be ready", || rest.get("/api/v1/flows/gated").json["ready"] == true);
+    eventually(20, "the flow to be ready", || {
+        rest.get("/api/v1/flows/gated").json["ready"] == true
+    });
     let mut replaced = gated_flow("ignored", "echo");
     replaced["description"] = json!("second version");
     let updated = rest.put("/api/v1/flows/gated", replaced);
     assert_eq!(updated.status, 200, "{}", updated.text);
-    assert_eq!((updated.json["version"].clone(), updated.json["id"].clone()), (json!(2), json!("gated")));
+    assert_eq!(
+        (updated.json["version"].clone(), updated.json["id"].clone()),
+        (json!(2), json!("gated"))
+    );
     assert_error(&rest.get("/api/v1/flows/none"), 404, "NOT_FOUND");
 
     // A flow naming an agent that does not exist is kept, but says why it is not ready.
@@ -207,7 +232,11 @@ fn agents_and_flows_round_trip_and_refuse_bad_input() {
     let malformed = rest.raw("POST", "/api/v1/flows", Some("{\"id\":"), "application/json", &[]);
     assert_error(&malformed, 400, "BAD_REQUEST");
     let huge = json!({"id": "huge", "description": "x".repeat(1_100_000), "nodes": []}).to_string();
-    assert_error(&rest.raw("POST", "/api/v1/flows", Some(&huge), "application/json", &[]), 413, "PAYLOAD_TOO_LARGE");
+    assert_error(
+        &rest.raw("POST", "/api/v1/flows", Some(&huge), "application/json", &[]),
+        413,
+        "PAYLOAD_TOO_LARGE",
+    );
 
     // Deletes.
     assert_eq!(rest.delete("/api/v1/flows/orphan").status, 204);
@@ -226,30 +255,53 @@ fn runs_start_clone_gates_jobs_and_deletes() {
     assert_eq!(rest.post("/api/v1/flows", gated_flow("gated", "echo")).status, 201);
 
     // Create (queued), read it back at once, start, start again.
-    let created = rest.post("/api/v1/runs", json!({"id": "r1", "flow_id": "gated", "params": {"week": 47}}));
+    let created =
+        rest.post("/api/v1/runs", json!({"id": "r1", "flow_id": "gated", "params": {"week": 47}}));
     assert_eq!(created.status, 201, "{}", created.text);
     assert_eq!(
         keys(&created.json),
         [
-            "created_at", "created_by", "events_url", "finished_at", "flow_id", "id", "message",
-            "name", "nodes", "outputs", "params", "parent_run_id", "started_at", "status"
+            "created_at",
+            "created_by",
+            "events_url",
+            "finished_at",
+            "flow_id",
+            "id",
+            "message",
+            "name",
+            "nodes",
+            "outputs",
+            "params",
+            "parent_run_id",
+            "started_at",
+            "status"
         ]
     );
     assert_eq!(created.json["status"], "queued");
     assert_eq!(created.json["events_url"], "/api/v1/runs/r1/events");
     assert_eq!(created.json["params"], json!({"week": "47"}));
     assert_eq!(
-        created.json["nodes"].as_array().unwrap().iter().map(|n| n["kind"].clone()).collect::<Vec<_>>(),
+        created.json["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["kind"].clone())
+            .collect::<Vec<_>>(),
         [json!("agent"), json!("gate"), json!("agent")]
     );
     assert_eq!(rest.get("/api/v1/runs/r1").status, 200);
-    assert_error(&rest.post("/api/v1/runs", json!({"id": "r1", "flow_id": "gated"})), 409, "CONFLICT");
+    assert_error(
+        &rest.post("/api/v1/runs", json!({"id": "r1", "flow_id": "gated"})),
+        409,
+        "CONFLICT",
+    );
     assert_error(&rest.post("/api/v1/runs", json!({"flow_id": "none"})), 404, "NOT_FOUND");
     assert_error(&rest.post("/api/v1/runs", json!({})), 400, "BAD_REQUEST");
     let bad_timeout = rest.post("/api/v1/runs", json!({"flow_id": "gated", "timeout": "soon"}));
     assert_error(&bad_timeout, 400, "INVALID");
     assert_eq!(bad_timeout.json["error"]["details"][0]["field"], "timeout");
-    let bad_plan = rest.post("/api/v1/runs", json!({"plan": {"nodes": [{"id": "x", "kind": "agent"}]}}));
+    let bad_plan =
+        rest.post("/api/v1/runs", json!({"plan": {"nodes": [{"id": "x", "kind": "agent"}]}}));
     assert_error(&bad_plan, 400, "INVALID");
     assert_eq!(bad_plan.json["error"]["details"][0]["field"], "plan.nodes[0].agent_id");
 
@@ -271,7 +323,10 @@ fn runs_start_clone_gates_jobs_and_deletes() {
         keys(&status.json),
         ["active", "completion_time", "failed", "job_id", "start_time", "status", "succeeded"]
     );
-    assert_eq!((status.json["status"].clone(), status.json["succeeded"].clone()), (json!("succeeded"), json!(1)));
+    assert_eq!(
+        (status.json["status"].clone(), status.json["succeeded"].clone()),
+        (json!("succeeded"), json!(1))
+    );
     assert_error(&rest.get("/api/v1/jobs/none/status"), 404, "NOT_FOUND");
 
     // Decisions: not a gate, unknown node, then approve once.
@@ -281,7 +336,11 @@ fn runs_start_clone_gates_jobs_and_deletes() {
     let decided = rest.post("/api/v1/runs/r1/nodes/ok/approve", json!({"comment": "looks good"}));
     assert_eq!(decided.status, 200, "{}", decided.text);
     assert_eq!(
-        (decided.json["decision"].clone(), decided.json["by"].clone(), decided.json["comment"].clone()),
+        (
+            decided.json["decision"].clone(),
+            decided.json["by"].clone(),
+            decided.json["comment"].clone()
+        ),
         (json!("approve"), json!("local"), json!("looks good"))
     );
     assert_error(&rest.post_empty("/api/v1/runs/r1/nodes/ok/reject"), 409, "CONFLICT");
@@ -290,7 +349,8 @@ fn runs_start_clone_gates_jobs_and_deletes() {
     assert!(done["finished_at"].is_string());
 
     // Lists filter by status and flow.
-    let run_flow = rest.post("/api/v1/flows/gated/run", json!({"params": {"week": "48"}, "timeout": "30m"}));
+    let run_flow =
+        rest.post("/api/v1/flows/gated/run", json!({"params": {"week": "48"}, "timeout": "30m"}));
     assert_eq!(run_flow.status, 201, "{}", run_flow.text);
     let second = run_flow.json["id"].as_str().unwrap().to_owned();
     assert!(second.starts_with("gated-"), "{second}");
@@ -307,7 +367,7 @@ fn runs_start_clone_gates_jobs_and_deletes() {
             .map(|r| r["id"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(ids("status=failed"), [second.clone()]);
+    assert_eq!(ids("status=failed"), [second.as_str()]);
     assert_eq!(ids("status=succeeded&flow_id=gated"), ["r1"]);
     assert!(ids("flow_id=other").is_empty());
     assert_error(&rest.get("/api/v1/runs?status=sleeping"), 400, "BAD_REQUEST");
@@ -315,7 +375,10 @@ fn runs_start_clone_gates_jobs_and_deletes() {
     // Clone: a new queued run of the same plan and parameters, or started at once.
     let clone = rest.post_empty("/api/v1/runs/r1/clone");
     assert_eq!(clone.status, 201, "{}", clone.text);
-    assert_eq!((clone.json["parent_run_id"].clone(), clone.json["status"].clone()), (json!("r1"), json!("queued")));
+    assert_eq!(
+        (clone.json["parent_run_id"].clone(), clone.json["status"].clone()),
+        (json!("r1"), json!("queued"))
+    );
     let started_clone = rest.post("/api/v1/runs/r1/clone", json!({"auto_start": true}));
     let clone_id = started_clone.json["id"].as_str().unwrap().to_owned();
     let waiting = wait_node(&rest, &clone_id, "ok", "waiting_approval");
@@ -326,7 +389,8 @@ fn runs_start_clone_gates_jobs_and_deletes() {
     assert_eq!(rest.delete(&format!("/api/v1/runs/{clone_id}")).status, 204);
     assert_error(&rest.get(&format!("/api/v1/runs/{clone_id}")), 404, "NOT_FOUND");
     eventually(30, "the clone's Jobs to go", || {
-        k.ok(&["get", "jobs", "-l", &format!("workflows.keelson.dev/run={clone_id}"), "-o", "name"]).is_empty()
+        k.ok(&["get", "jobs", "-l", &format!("workflows.keelson.dev/run={clone_id}"), "-o", "name"])
+            .is_empty()
     });
     assert_error(&rest.delete("/api/v1/runs/none"), 404, "NOT_FOUND");
 }
@@ -349,16 +413,33 @@ fn schedules_have_no_update_and_webhooks_authenticate_first() {
     assert_eq!(
         keys(&created.json),
         [
-            "active_run_ids", "concurrency", "created_at", "created_by", "cron", "flow_id", "id",
-            "last_run_at", "last_run_id", "next_run_at", "params", "suspended", "time_zone"
+            "active_run_ids",
+            "concurrency",
+            "created_at",
+            "created_by",
+            "cron",
+            "flow_id",
+            "id",
+            "last_run_at",
+            "last_run_id",
+            "next_run_at",
+            "params",
+            "suspended",
+            "time_zone"
         ]
     );
     assert_eq!(created.json["concurrency"], "forbid");
     assert_error(&rest.post("/api/v1/schedules", schedule), 409, "CONFLICT");
     let bad_cron = json!({"flow_id": "plain", "cron": "61 * * * *"});
     assert_error(&rest.post("/api/v1/schedules", bad_cron), 400, "INVALID");
-    assert_error(&rest.post("/api/v1/schedules", json!({"flow_id": "none", "cron": "@hourly"})), 404, "NOT_FOUND");
-    eventually(20, "the next run time", || rest.get("/api/v1/schedules/nightly").json["next_run_at"].is_string());
+    assert_error(
+        &rest.post("/api/v1/schedules", json!({"flow_id": "none", "cron": "@hourly"})),
+        404,
+        "NOT_FOUND",
+    );
+    eventually(20, "the next run time", || {
+        rest.get("/api/v1/schedules/nightly").json["next_run_at"].is_string()
+    });
     assert_eq!(rest.get("/api/v1/schedules").json["items"][0]["id"], "nightly");
     for method in ["PUT", "PATCH"] {
         let answer = rest.call(method, "/api/v1/schedules/nightly", Some(&json!({})));
@@ -377,8 +458,15 @@ fn schedules_have_no_update_and_webhooks_authenticate_first() {
     assert_error(&rest.post("/api/v1/webhooks", json!({"flow_id": "none"})), 404, "NOT_FOUND");
     let anonymous = rest.with_token(None);
     let trigger = |flow: &str, token: Option<&str>, body: Option<&str>| {
-        let headers: Vec<(&str, &str)> = token.map(|t| ("x-webhook-token", t)).into_iter().collect();
-        anonymous.raw("POST", &format!("/api/v1/webhooks/trigger/{flow}"), body, "application/json", &headers)
+        let headers: Vec<(&str, &str)> =
+            token.map(|t| ("x-webhook-token", t)).into_iter().collect();
+        anonymous.raw(
+            "POST",
+            &format!("/api/v1/webhooks/trigger/{flow}"),
+            body,
+            "application/json",
+            &headers,
+        )
     };
     assert_error(&trigger("plain", None, None), 401, "UNAUTHORIZED");
     assert_error(&trigger("plain", Some("kwh_wrong"), None), 401, "UNAUTHORIZED");
@@ -392,7 +480,13 @@ fn schedules_have_no_update_and_webhooks_authenticate_first() {
     assert_eq!(run.json["params"], json!({"week": "12", "dry": "true"}));
     assert!(run.json["created_by"].as_str().unwrap().starts_with("webhook:"));
     // The token also works as a Bearer token.
-    let bearer = rest.with_token(Some(&token)).raw("POST", "/api/v1/webhooks/trigger/plain", None, "application/json", &[]);
+    let bearer = rest.with_token(Some(&token)).raw(
+        "POST",
+        "/api/v1/webhooks/trigger/plain",
+        None,
+        "application/json",
+        &[],
+    );
     assert_eq!(bearer.status, 201, "{}", bearer.text);
     // A valid token whose flow was deleted: 404.
     assert_eq!(rest.delete("/api/v1/flows/plain").status, 204);

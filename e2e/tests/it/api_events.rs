@@ -99,7 +99,7 @@ impl Drop for Follow {
 }
 
 /// `curl` with a JSON body, returning the JSON answer.
-fn curl(k: &Keelson, method: &str, path: &str, headers: &[String], body: &str) -> Value {
+fn curl(k: &Keelson, method: &str, path: &str, headers: &[&str], body: &str) -> Value {
     let mut command = Command::new("curl");
     command.args(["-sS", "-X", method, "-H", "Content-Type: application/json"]);
     for header in headers {
@@ -118,13 +118,19 @@ fn follow_a_webhook_run_approve_its_gate_and_resume_with_last_event_id() {
     let auth = format!("Authorization: Bearer {}", token.trim());
     let agent = json!({"id": "echo", "image": "busybox", "command": ["sh", "-c",
         "echo '{\"type\":\"output\",\"key\":\"rows\",\"value\":\"3\"}'; echo '{\"type\":\"log\",\"message\":\"fetched\"}'"]});
-    assert_eq!(curl(&k, "POST", "/api/v1/agents", &[auth.clone()], &agent.to_string())["id"], "echo");
+    assert_eq!(
+        curl(&k, "POST", "/api/v1/agents", &[auth.as_str()], &agent.to_string())["id"],
+        "echo"
+    );
     let flow = json!({"id": "report", "params": [{"name": "week", "required": true}],
         "nodes": [{"id": "fetch", "agent_id": "echo"}, {"id": "approve", "kind": "gate"},
                   {"id": "publish", "agent_id": "echo", "inputs": ["fetch"]}],
         "edges": [{"from": "fetch", "to": "approve"}, {"from": "approve", "to": "publish"}]});
-    assert_eq!(curl(&k, "POST", "/api/v1/flows", &[auth.clone()], &flow.to_string())["id"], "report");
-    let webhook = curl(&k, "POST", "/api/v1/webhooks", &[auth.clone()], r#"{"flow_id":"report"}"#);
+    assert_eq!(
+        curl(&k, "POST", "/api/v1/flows", &[auth.as_str()], &flow.to_string())["id"],
+        "report"
+    );
+    let webhook = curl(&k, "POST", "/api/v1/webhooks", &[auth.as_str()], r#"{"flow_id":"report"}"#);
     let trigger_token = webhook["token"].as_str().unwrap();
 
     // Trigger with curl and the webhook token; the body's values are the run's parameters.
@@ -132,7 +138,7 @@ fn follow_a_webhook_run_approve_its_gate_and_resume_with_last_event_id() {
         &k,
         "POST",
         webhook["trigger_url"].as_str().unwrap(),
-        &[format!("X-Webhook-Token: {trigger_token}")],
+        &[&format!("X-Webhook-Token: {trigger_token}")],
         r#"{"week": 47}"#,
     );
     let run_id = run["id"].as_str().unwrap().to_owned();
@@ -142,10 +148,15 @@ fn follow_a_webhook_run_approve_its_gate_and_resume_with_last_event_id() {
     let follow = Follow::start(&k, &run_id, None);
     let hello = follow.next();
     assert_eq!((hello.event.as_str(), hello.id), ("hello", None));
-    let before = follow.until(|e| e.event == "node_status" && e.data["data"]["status"] == "waiting_approval");
+    let before = follow
+        .until(|e| e.event == "node_status" && e.data["data"]["status"] == "waiting_approval");
     drop(follow);
     let seqs: Vec<u64> = before.iter().map(|e| e.id.unwrap()).collect();
-    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "numbered 1, 2, 3, … without gaps");
+    assert_eq!(
+        seqs,
+        (1..=seqs.len() as u64).collect::<Vec<_>>(),
+        "numbered 1, 2, 3, … without gaps"
+    );
     for event in &before {
         assert_eq!(event.data["seq"], event.id.unwrap());
         assert_eq!(event.data["run_id"], run_id.as_str());
@@ -157,10 +168,18 @@ fn follow_a_webhook_run_approve_its_gate_and_resume_with_last_event_id() {
     let last_seen = *seqs.last().unwrap();
 
     // While nobody listens: approve through the API; the run finishes.
-    let decided = curl(&k, "POST", &format!("/api/v1/runs/{run_id}/nodes/approve/approve"), &[auth.clone()], "{}");
+    let decided = curl(
+        &k,
+        "POST",
+        &format!("/api/v1/runs/{run_id}/nodes/approve/approve"),
+        &[auth.as_str()],
+        "{}",
+    );
     assert_eq!(decided["by"], "local");
     let rest = k.rest();
-    eventually(60, "the run to succeed", || rest.get(&format!("/api/v1/runs/{run_id}")).json["status"] == "succeeded");
+    eventually(60, "the run to succeed", || {
+        rest.get(&format!("/api/v1/runs/{run_id}")).json["status"] == "succeeded"
+    });
 
     // Reconnect with Last-Event-ID: exactly the missed events, ending with `end`; the server
     // closes the stream.
@@ -170,7 +189,11 @@ fn follow_a_webhook_run_approve_its_gate_and_resume_with_last_event_id() {
     assert!(resumed.closed(), "the stream closes after end");
     let missed_seqs: Vec<u64> = missed.iter().map(|e| e.id.unwrap()).collect();
     assert_eq!(missed_seqs, (last_seen + 1..=last_seen + missed.len() as u64).collect::<Vec<_>>());
-    assert!(missed.iter().any(|e| e.event == "gate_decision" && e.data["data"]["decision"] == "approve"));
+    assert!(
+        missed
+            .iter()
+            .any(|e| e.event == "gate_decision" && e.data["data"]["decision"] == "approve")
+    );
     assert!(missed.iter().any(|e| e.event == "log" && e.data["data"]["message"] == "fetched"));
     assert!(missed.iter().any(|e| e.event == "status" && e.data["data"]["status"] == "succeeded"));
 

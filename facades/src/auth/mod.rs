@@ -33,8 +33,12 @@ impl Authenticator {
     /// (bursts of twice that), none when `None`.
     pub fn start(client: kube::Client, namespace: &str, rate: Option<NonZeroU32>) -> Self {
         let selector = format!("{}=true", token::API_TOKEN_LABEL);
-        let tokens =
-            Cache::start("api tokens", client, namespace, watcher::Config::default().labels(&selector));
+        let tokens = Cache::start(
+            "api tokens",
+            client,
+            namespace,
+            watcher::Config::default().labels(&selector),
+        );
         let limiter = rate.map(|rate| {
             let burst = rate.saturating_mul(NonZeroU32::new(2).unwrap_or(NonZeroU32::MIN));
             Arc::new(RateLimiter::keyed(Quota::per_second(rate).allow_burst(burst)))
@@ -124,17 +128,27 @@ pub async fn create_token(
     match api.create(&PostParams::default(), &secret).await {
         Ok(_) => Ok(value),
         Err(kube::Error::Api(status)) if status.code == 409 => {
-            anyhow::bail!("a token named {name:?} exists; pick another name or delete Secret {}", token::secret_name(name))
+            anyhow::bail!(
+                "a token named {name:?} exists; pick another name or delete Secret {}",
+                token::secret_name(name)
+            )
         }
         Err(error) => Err(error.into()),
     }
 }
 
 /// Whether `value` is a token stored in `namespace`.
-pub async fn token_exists(client: &kube::Client, namespace: &str, value: &str) -> kube::Result<bool> {
+pub async fn token_exists(
+    client: &kube::Client,
+    namespace: &str,
+    value: &str,
+) -> kube::Result<bool> {
     let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let selector = format!("{}=true", token::API_TOKEN_LABEL);
     let secrets = api.list(&kube::api::ListParams::default().labels(&selector)).await?;
     let hash = token::hash(value);
-    Ok(secrets.items.iter().any(|s| token::identity_of(s).is_some_and(|(stored, _)| stored == hash)))
+    Ok(secrets
+        .items
+        .iter()
+        .any(|s| token::identity_of(s).is_some_and(|(stored, _)| stored == hash)))
 }

@@ -87,18 +87,19 @@ where
         let api: Api<K> = Api::namespaced(client, namespace);
         let (store, writer) = reflector::store();
         let (bump, changes) = watch::channel(0u64);
-        let stream = watcher(api, config).default_backoff().reflect(writer).for_each(move |event| {
-            match &event {
-                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
-                    observe(Change::Applied(object));
+        let stream =
+            watcher(api, config).default_backoff().reflect(writer).for_each(move |event| {
+                match &event {
+                    Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                        observe(Change::Applied(object));
+                    }
+                    Ok(watcher::Event::Delete(object)) => observe(Change::Deleted(object)),
+                    Ok(watcher::Event::Init | watcher::Event::InitDone) => {}
+                    Err(error) => tracing::debug!(cache = name, %error, "watch failed; retrying"),
                 }
-                Ok(watcher::Event::Delete(object)) => observe(Change::Deleted(object)),
-                Ok(watcher::Event::Init | watcher::Event::InitDone) => {}
-                Err(error) => tracing::debug!(cache = name, %error, "watch failed; retrying"),
-            }
-            bump.send_modify(|n| *n += 1);
-            futures::future::ready(())
-        });
+                bump.send_modify(|n| *n += 1);
+                futures::future::ready(())
+            });
         let watch = Arc::new(Watch(tokio::spawn(stream).abort_handle()));
         Self { store, changes, name, namespace: namespace.to_owned(), watch }
     }
@@ -128,9 +129,9 @@ where
         let name = written.name_any();
         let version = written.resource_version().unwrap_or_default();
         self.wait_until(|cache| {
-            cache.get(&name).is_some_and(|object| {
-                same_or_later(object.resource_version().as_deref(), &version)
-            })
+            cache
+                .get(&name)
+                .is_some_and(|object| same_or_later(object.resource_version().as_deref(), &version))
         })
         .await;
     }

@@ -51,7 +51,11 @@ pub fn new_meta(id: &str, name: Option<String>, created_by: &str) -> ObjectMeta 
     if let Some(name) = name {
         annotations.insert(DISPLAY_NAME.to_owned(), name);
     }
-    ObjectMeta { name: Some(id.to_owned()), annotations: Some(annotations), ..ObjectMeta::default() }
+    ObjectMeta {
+        name: Some(id.to_owned()),
+        annotations: Some(annotations),
+        ..ObjectMeta::default()
+    }
 }
 
 /// The id a client chose, checked, or a new one: `<prefix>-<12 hex digits>`.
@@ -68,6 +72,16 @@ pub fn id_or_new(id: Option<String>, prefix: &str) -> Result<String, ApiError> {
             Ok(format!("{prefix}-{hex}"))
         }
     }
+}
+
+/// Whether a resource could be named `id` (a DNS subdomain, as kubectl allows): ids that
+/// cannot are answered 404 without asking the Kubernetes API.
+pub fn could_exist(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 253
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
 }
 
 /// Refuses an id that is not a DNS label (ids name resources, and a run's id names its Jobs).
@@ -114,7 +128,10 @@ pub fn timeout_seconds(timeout: model::Timeout) -> Result<i64, ApiError> {
 }
 
 fn timeout_error(message: String) -> ApiError {
-    ApiError::invalid("invalid timeout", vec![ErrorDetail { field: Some("timeout".into()), message }])
+    ApiError::invalid(
+        "invalid timeout",
+        vec![ErrorDetail { field: Some("timeout".into()), message }],
+    )
 }
 
 fn env_map(env: &[EnvVar]) -> BTreeMap<String, String> {
@@ -297,9 +314,8 @@ pub fn state_of(run: &crd::Run) -> model::RunState {
 
 /// Who created a run: the annotation the API writes, or the schedule that started it.
 fn run_creator(run: &crd::Run) -> Option<String> {
-    annotation(&run.metadata, CREATED_BY).or_else(|| {
-        run.labels().get(SCHEDULE_LABEL).map(|schedule| format!("schedule:{schedule}"))
-    })
+    annotation(&run.metadata, CREATED_BY)
+        .or_else(|| run.labels().get(SCHEDULE_LABEL).map(|schedule| format!("schedule:{schedule}")))
 }
 
 /// A decision as the API shows it.
@@ -325,8 +341,11 @@ pub fn run(run: &crd::Run, flow_plan: Option<&crd::Plan>) -> model::Run {
             plan.nodes
                 .iter()
                 .map(|n| {
-                    let kind =
-                        if n.agent.is_some() { model::NodeKind::Agent } else { model::NodeKind::Gate };
+                    let kind = if n.agent.is_some() {
+                        model::NodeKind::Agent
+                    } else {
+                        model::NodeKind::Gate
+                    };
                     (n.id.as_str(), kind)
                 })
                 .collect()
@@ -434,7 +453,11 @@ pub fn flow(flow: &crd::Flow) -> model::Flow {
 /// The flow resource's spec for a REST definition.
 pub fn flow_spec(input: model::FlowInput) -> Result<crd::FlowSpec, ApiError> {
     let plan = crd_plan(
-        model::Plan { nodes: input.nodes, edges: input.edges, timeout_seconds: input.timeout_seconds },
+        model::Plan {
+            nodes: input.nodes,
+            edges: input.edges,
+            timeout_seconds: input.timeout_seconds,
+        },
         "",
     )?;
     Ok(crd::FlowSpec {
@@ -658,7 +681,9 @@ nodes:
     #[test]
     fn job_states_follow_conditions_then_active_pods() {
         let job = |status: &str| -> Job {
-            yaml(&format!("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nstatus: {status}"))
+            yaml(&format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nstatus: {status}"
+            ))
         };
         let state = |status| job_status(&job(status)).status;
         assert_eq!(state("{}"), model::JobState::Pending);
@@ -667,7 +692,10 @@ nodes:
             state("{succeeded: 1, conditions: [{type: Complete, status: \"True\"}]}"),
             model::JobState::Succeeded
         );
-        assert_eq!(state("{failed: 1, conditions: [{type: Failed, status: \"True\"}]}"), model::JobState::Failed);
+        assert_eq!(
+            state("{failed: 1, conditions: [{type: Failed, status: \"True\"}]}"),
+            model::JobState::Failed
+        );
     }
 
     #[test]

@@ -132,7 +132,11 @@ impl ApiError {
     /// 500: a failure the caller cannot fix. The cause is logged, not returned.
     pub fn internal(cause: &dyn std::fmt::Display) -> Self {
         tracing::warn!(error = %cause, "request failed");
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "internal error; see the server log")
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL",
+            "internal error; see the server log",
+        )
     }
 
     fn with_header(mut self, name: header::HeaderName, value: HeaderValue) -> Self {

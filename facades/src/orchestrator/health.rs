@@ -31,13 +31,19 @@ pub async fn ready(State(api): State<Orchestrator>) -> Result<Reply<Health>, Api
     let mut missing: Vec<ErrorDetail> = api
         .unsynced_caches()
         .into_iter()
-        .map(|cache| ErrorDetail { field: None, message: format!("the {cache} cache has not synced") })
+        .map(|cache| ErrorDetail {
+            field: None,
+            message: format!("the {cache} cache has not synced"),
+        })
         .collect();
     if let Err(error) = api.client.apiserver_version().await {
-        missing.insert(0, ErrorDetail {
-            field: None,
-            message: format!("the Kubernetes API does not answer: {error}"),
-        });
+        missing.insert(
+            0,
+            ErrorDetail {
+                field: None,
+                message: format!("the Kubernetes API does not answer: {error}"),
+            },
+        );
     }
     if missing.is_empty() {
         Ok(Reply(Health { status: "ready".into() }))

@@ -76,10 +76,30 @@ impl Settings {
             }
             value
         };
-        let bind = read("KEELSON_API_BIND", "127.0.0.1:8080", &|v| v.parse::<SocketAddr>().is_ok(), "an address like 127.0.0.1:8080");
-        let namespace = read("KEELSON_API_NAMESPACE", "default", &|v| convert::check_id(v).is_ok(), "a namespace name");
-        let rate = read("KEELSON_API_RATE_LIMIT", "100", &|v| v.parse::<u32>().is_ok(), "a number of requests per second");
-        let history = read("KEELSON_API_EVENT_HISTORY", "1000", &|v| v.parse::<usize>().is_ok_and(|n| (10..=100_000).contains(&n)), "a number of events from 10 to 100000");
+        let bind = read(
+            "KEELSON_API_BIND",
+            "127.0.0.1:8080",
+            &|v| v.parse::<SocketAddr>().is_ok(),
+            "an address like 127.0.0.1:8080",
+        );
+        let namespace = read(
+            "KEELSON_API_NAMESPACE",
+            "default",
+            &|v| convert::check_id(v).is_ok(),
+            "a namespace name",
+        );
+        let rate = read(
+            "KEELSON_API_RATE_LIMIT",
+            "100",
+            &|v| v.parse::<u32>().is_ok(),
+            "a number of requests per second",
+        );
+        let history = read(
+            "KEELSON_API_EVENT_HISTORY",
+            "1000",
+            &|v| v.parse::<usize>().is_ok_and(|n| (10..=100_000).contains(&n)),
+            "a number of events from 10 to 100000",
+        );
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -141,15 +161,18 @@ impl Orchestrator {
         let events = EventHub::load(&client, &namespace, settings.history).await?;
         let all = watcher::Config::default;
         let hub = events.clone();
-        let runs = Cache::start_observed("runs", client.clone(), &namespace, all(), move |change| {
-            match change {
-                cache::Change::Applied(run) => hub.observe(run),
-                cache::Change::Deleted(run) => hub.forget(&run.name_any()),
-            }
-        });
+        let runs =
+            Cache::start_observed("runs", client.clone(), &namespace, all(), move |change| {
+                match change {
+                    cache::Change::Applied(run) => hub.observe(run),
+                    cache::Change::Deleted(run) => hub.forget(&run.name_any()),
+                }
+            });
         let tasks = vec![
-            tokio::spawn(events.clone().save_forever(client.clone(), namespace.clone())).abort_handle(),
-            tokio::spawn(events.clone().follow_logs(client.clone(), namespace.clone())).abort_handle(),
+            tokio::spawn(events.clone().save_forever(client.clone(), namespace.clone()))
+                .abort_handle(),
+            tokio::spawn(events.clone().follow_logs(client.clone(), namespace.clone()))
+                .abort_handle(),
         ];
         Ok(Self(Arc::new(Inner {
             runs,
@@ -179,7 +202,10 @@ impl Orchestrator {
             );
         router
             .route("/api/v1/openapi.json", axum::routing::get(serve_openapi))
-            .route_layer(axum::middleware::from_fn_with_state(self.auth.clone(), auth::require_token))
+            .route_layer(axum::middleware::from_fn_with_state(
+                self.auth.clone(),
+                auth::require_token,
+            ))
             .merge(public)
             .fallback(no_route)
             .method_not_allowed_fallback(method_not_allowed)
@@ -247,7 +273,8 @@ impl Orchestrator {
             timeout_seconds,
             ..crd::RunSpec::default()
         };
-        let run = crd::Run { metadata: convert::new_meta(&id, None, created_by), spec, status: None };
+        let run =
+            crd::Run { metadata: convert::new_meta(&id, None, created_by), spec, status: None };
         self.create(&self.runs, "run", run).await
     }
 
@@ -290,10 +317,14 @@ impl Orchestrator {
             + Send
             + Sync,
     {
+        if !convert::could_exist(id) {
+            return Err(ApiError::not_found(kind, id));
+        }
         let api = self.api::<K>();
         let mut attempts = 0;
         loop {
-            let mut object = api.get(id).await.map_err(|error| ApiError::from_kube(kind, id, error))?;
+            let mut object =
+                api.get(id).await.map_err(|error| ApiError::from_kube(kind, id, error))?;
             change(&mut object)?;
             match api.replace(id, &PostParams::default(), &object).await {
                 Ok(written) => {
@@ -319,6 +350,9 @@ impl Orchestrator {
             + Send
             + Sync,
     {
+        if !convert::could_exist(id) {
+            return Err(ApiError::not_found(kind, id));
+        }
         let params = DeleteParams {
             propagation_policy: Some(PropagationPolicy::Background),
             ..DeleteParams::default()
@@ -383,7 +417,7 @@ async fn serve_openapi() -> Response {
     ),
     modifiers(&Security),
     security(("bearer" = [])),
-    components(schemas(error::ErrorBody))
+    components(schemas(error::ErrorBody, model::RunEvent))
 )]
 struct ApiDoc;
 
@@ -414,19 +448,17 @@ fn common_errors(document: &mut utoipa::openapi::OpenApi) {
                 .description(description)
                 .content(
                     "application/json",
-                    ContentBuilder::new().schema(Some(utoipa::openapi::Ref::from_schema_name("ErrorBody"))).build(),
+                    ContentBuilder::new()
+                        .schema(Some(utoipa::openapi::Ref::from_schema_name("ErrorBody")))
+                        .build(),
                 )
                 .build(),
         )
     };
     for (path, item) in document.paths.paths.iter_mut() {
         let public = !path.starts_with("/api/v1/") || path.starts_with("/api/v1/webhooks/trigger");
-        let operations = [
-            item.get.as_mut(),
-            item.post.as_mut(),
-            item.put.as_mut(),
-            item.delete.as_mut(),
-        ];
+        let operations =
+            [item.get.as_mut(), item.post.as_mut(), item.put.as_mut(), item.delete.as_mut()];
         for operation in operations.into_iter().flatten() {
             let responses = &mut operation.responses.responses;
             let mut add = |code: &str, description: &str| {
@@ -455,21 +487,22 @@ async fn no_route(uri: Uri) -> ApiError {
 
 /// 405 with the `Allow` header of the path's documented methods.
 async fn method_not_allowed(path: Option<axum::extract::MatchedPath>) -> ApiError {
-    static ALLOWED: std::sync::LazyLock<BTreeMap<String, String>> = std::sync::LazyLock::new(|| {
-        let document = serde_json::to_value(openapi()).unwrap_or_default();
-        let paths = document["paths"].as_object().cloned().unwrap_or_default();
-        paths
-            .into_iter()
-            .map(|(path, item)| {
-                let methods: Vec<String> = ["get", "put", "post", "delete"]
-                    .into_iter()
-                    .filter(|m| item.get(m).is_some())
-                    .map(str::to_uppercase)
-                    .collect();
-                (path, methods.join(","))
-            })
-            .collect()
-    });
+    static ALLOWED: std::sync::LazyLock<BTreeMap<String, String>> =
+        std::sync::LazyLock::new(|| {
+            let document = serde_json::to_value(openapi()).unwrap_or_default();
+            let paths = document["paths"].as_object().cloned().unwrap_or_default();
+            paths
+                .into_iter()
+                .map(|(path, item)| {
+                    let methods: Vec<String> = ["get", "put", "post", "delete"]
+                        .into_iter()
+                        .filter(|m| item.get(m).is_some())
+                        .map(str::to_uppercase)
+                        .collect();
+                    (path, methods.join(","))
+                })
+                .collect()
+        });
     let allow = path.and_then(|p| ALLOWED.get(p.as_str()).cloned()).unwrap_or_default();
     ApiError::method_not_allowed(&allow)
 }

@@ -173,7 +173,7 @@ impl ParamValue {
 #[derive(Debug, Clone, PartialEq, Deserialize, ToSchema)]
 #[serde(untagged)]
 pub enum Timeout {
-    /// Seconds.
+    /// Seconds, 1 to 604800.
     Seconds(i64),
     /// Text, e.g. `90s`, `30m`, `PT1H`.
     Text(String),
@@ -183,6 +183,7 @@ pub enum Timeout {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct CreateRun {
     /// Identifier (a DNS label); generated when absent.
+    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
     pub id: Option<String>,
     /// Display name.
     pub name: Option<String>,
@@ -229,12 +230,14 @@ pub struct DecisionRequest {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 pub struct Plan {
     /// Steps and gates.
+    #[schema(min_items = 1, max_items = 200)]
     pub nodes: Vec<PlanNode>,
     /// Dependencies.
     #[serde(default)]
     pub edges: Vec<Edge>,
     /// Seconds a whole run may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 604800)]
     pub timeout_seconds: Option<i64>,
 }
 
@@ -242,6 +245,7 @@ pub struct Plan {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 pub struct PlanNode {
     /// Identifier, unique in the plan; a DNS label.
+    #[schema(min_length = 1, max_length = 40)]
     pub id: String,
     /// Agent step or gate; a node with `agent_id` is a step, one without a gate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -260,12 +264,15 @@ pub struct PlanNode {
     pub inputs: Vec<String>,
     /// Seconds an attempt (or a gate's wait) may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 2592000)]
     pub timeout_seconds: Option<i64>,
     /// Further attempts after a failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 10)]
     pub retries: Option<i32>,
     /// Seconds before the first retry, doubled for each further one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 600)]
     pub retry_backoff_seconds: Option<i64>,
     /// What a gate asks its approver.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -288,6 +295,7 @@ pub struct Edge {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 pub struct FlowParam {
     /// Name, a C identifier.
+    #[schema(max_length = 63)]
     pub name: String,
     /// What it means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -336,6 +344,7 @@ pub struct Flow {
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 pub struct FlowInput {
     /// Identifier (a DNS label); generated when absent. Ignored by `PUT`.
+    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
     pub id: Option<String>,
     /// Display name.
     pub name: Option<String>,
@@ -345,13 +354,16 @@ pub struct FlowInput {
     #[serde(default)]
     pub params: Vec<FlowParam>,
     /// Steps and gates.
+    #[schema(min_items = 1, max_items = 200)]
     pub nodes: Vec<PlanNode>,
     /// Dependencies.
     #[serde(default)]
     pub edges: Vec<Edge>,
     /// Seconds a whole run may take.
+    #[schema(minimum = 1, maximum = 604800)]
     pub timeout_seconds: Option<i64>,
     /// Seconds a finished run is kept.
+    #[schema(minimum = 0, maximum = 31536000)]
     pub ttl_seconds_after_finished: Option<i64>,
 }
 
@@ -387,10 +399,12 @@ pub struct Agent {
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 pub struct AgentInput {
     /// Identifier (a DNS label); generated when absent. Ignored by `PUT`.
+    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
     pub id: Option<String>,
     /// Display name.
     pub name: Option<String>,
     /// Container image.
+    #[schema(min_length = 1, max_length = 1024)]
     pub image: String,
     /// Entrypoint; the image's when empty.
     #[serde(default)]
@@ -460,10 +474,12 @@ pub struct Schedule {
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 pub struct ScheduleInput {
     /// Identifier (a DNS label); generated when absent.
+    #[schema(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length = 63)]
     pub id: Option<String>,
     /// The flow to run.
     pub flow_id: String,
     /// Five-field cron expression or a macro such as `@hourly`.
+    #[schema(min_length = 1, max_length = 128)]
     pub cron: String,
     /// IANA time zone; UTC when absent.
     pub time_zone: Option<String>,
@@ -537,4 +553,38 @@ pub struct JobStatus {
 pub struct Health {
     /// `ok`, or `ready` on `/ready`.
     pub status: String,
+}
+
+/// The `data` of every server-sent event of a run's stream.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RunEvent {
+    /// Per-run sequence number, also the SSE `id`; on `hello` the last one so far, on
+    /// `lagged` the one the stream goes on after.
+    pub seq: u64,
+    /// The run.
+    pub run_id: String,
+    /// `hello`, `status`, `node_status`, `gate_decision`, `output`, `log`, `lagged` or `end`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The node the event is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<String>,
+    /// When it happened (RFC 3339, milliseconds).
+    #[schema(format = DateTime)]
+    pub time: String,
+    /// The event's payload (see docs/orchestrator-api.md).
+    #[schema(value_type = Object)]
+    pub data: serde_json::Value,
+}
+
+/// One frame of a run's server-sent event stream, as the client's event source parses it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct EventFrame {
+    /// The event type: `hello`, `status`, `node_status`, `gate_decision`, `output`, `log`,
+    /// `lagged` or `end`.
+    pub event: String,
+    /// The seq; absent on `hello` and `lagged`, which are not part of the history.
+    pub id: Option<String>,
+    /// A [`RunEvent`] as JSON.
+    pub data: String,
 }

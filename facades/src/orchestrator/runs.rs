@@ -79,7 +79,8 @@ pub async fn create_run(
         timeout_seconds: request.timeout.map(convert::timeout_seconds).transpose()?,
         ..crd::RunSpec::default()
     };
-    let run = crd::Run { metadata: convert::new_meta(&id, request.name, &who.name), spec, status: None };
+    let run =
+        crd::Run { metadata: convert::new_meta(&id, request.name, &who.name), spec, status: None };
     let run = api.create(&api.runs, "run", run).await?;
     Ok((StatusCode::CREATED, Reply(api.show_run(&run))).into_response())
 }
@@ -125,7 +126,9 @@ pub async fn start_run(
                 return Err(ApiError::conflict(format!("run {id:?} was already started")));
             }
             if run.spec.cancel || convert::is_finished(run) {
-                return Err(ApiError::conflict(format!("run {id:?} has ended; clone it to run it again")));
+                return Err(ApiError::conflict(format!(
+                    "run {id:?} has ended; clone it to run it again"
+                )));
             }
             run.spec.start = true;
             Ok(())
@@ -148,12 +151,13 @@ pub async fn clone_run(
     let source = api.run(&id)?;
     let new_id = convert::id_or_new(None, "run")?;
     let name = format!("{} (clone)", api.show_run(&source).name);
-    let spec = crd::RunSpec {
-        clone_of: Some(id),
-        start: request.auto_start,
-        ..crd::RunSpec::default()
+    let spec =
+        crd::RunSpec { clone_of: Some(id), start: request.auto_start, ..crd::RunSpec::default() };
+    let run = crd::Run {
+        metadata: convert::new_meta(&new_id, Some(name), &who.name),
+        spec,
+        status: None,
     };
-    let run = crd::Run { metadata: convert::new_meta(&new_id, Some(name), &who.name), spec, status: None };
     let run = api.create(&api.runs, "run", run).await?;
     Ok((StatusCode::CREATED, Reply(api.show_run(&run))).into_response())
 }
@@ -235,7 +239,10 @@ fn waiting_gate(run: &crd::Run, node: &str) -> Result<(), ApiError> {
         Some(NodePhase::WaitingApproval) => Ok(()),
         Some(phase) => Err(ApiError::conflict(format!(
             "gate {node:?} is {}, not waiting for a decision",
-            serde_json::to_value(phase).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+            serde_json::to_value(phase)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
         ))),
         None => Err(ApiError::conflict(format!("gate {node:?} is not waiting for a decision yet"))),
     }
@@ -253,7 +260,7 @@ pub struct EventsQuery {
 #[utoipa::path(get, path = "/api/v1/runs/{id}/events", tag = "runs",
     params(("id" = String, Path, description = "Run id"), EventsQuery,
         ("Last-Event-ID" = Option<u64>, Header, description = "Replay what came after this seq")),
-    responses((status = 200, description = "An event stream: hello, then status, node_status, gate_decision, output, log, lagged, and end", content_type = "text/event-stream", body = String),
+    responses((status = 200, description = "An event stream: hello, then status, node_status, gate_decision, output, log, lagged, and end", content_type = "text/event-stream", body = model::EventFrame),
         (status = 404, description = "No such run", body = ErrorBody)))]
 pub async fn events(
     State(api): State<Orchestrator>,
@@ -263,11 +270,11 @@ pub async fn events(
 ) -> Result<Response, ApiError> {
     let run = api.run(&id)?;
     let after = match headers.get("last-event-id") {
-        Some(value) => value
-            .to_str()
-            .ok()
-            .and_then(|text| text.trim().parse::<u64>().ok())
-            .ok_or_else(|| ApiError::bad_request("Last-Event-ID must be a seq this stream sent"))?,
+        Some(value) => {
+            value.to_str().ok().and_then(|text| text.trim().parse::<u64>().ok()).ok_or_else(
+                || ApiError::bad_request("Last-Event-ID must be a seq this stream sent"),
+            )?
+        }
         None => query.since.unwrap_or(0),
     };
     // A run the hub has not seen yet (just created) gets an empty history to follow.

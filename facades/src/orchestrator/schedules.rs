@@ -21,8 +21,7 @@ pub async fn list_schedules(
     State(api): State<Orchestrator>,
     Query(page): Query<PageQuery>,
 ) -> Result<Reply<Page<Schedule>>, ApiError> {
-    let schedules =
-        api.schedules.all().into_iter().map(|s| (sort_key(&s.metadata), s)).collect();
+    let schedules = api.schedules.all().into_iter().map(|s| (sort_key(&s.metadata), s)).collect();
     let page = super::page::page(schedules, &page)?;
     Ok(Reply(Page {
         items: page.items.iter().map(|s| convert::schedule(s)).collect(),

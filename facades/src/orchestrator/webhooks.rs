@@ -14,11 +14,11 @@ use kube::api::{DeleteParams, PostParams};
 use kube::{Api, ResourceExt};
 use subtle::ConstantTimeEq;
 
+use super::Orchestrator;
 use super::convert;
 use super::error::{ApiError, ErrorBody};
 use super::extract::Json;
 use super::model::{ParamValue, Run, WebhookCreated, WebhookInput};
-use super::Orchestrator;
 use crate::auth::{Identity, bearer, token};
 
 /// Largest body a trigger takes.

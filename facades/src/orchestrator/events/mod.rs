@@ -72,7 +72,11 @@ impl EventHub {
     }
 
     /// Loads the saved histories of `namespace`; call before [`EventHub::observe`] sees runs.
-    pub async fn load(client: &kube::Client, namespace: &str, limits: Limits) -> kube::Result<Self> {
+    pub async fn load(
+        client: &kube::Client,
+        namespace: &str,
+        limits: Limits,
+    ) -> kube::Result<Self> {
         let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
         let saved = api.list(&ListParams::default().labels(HISTORY_LABEL)).await?;
         let mut entries = HashMap::new();
@@ -122,7 +126,10 @@ impl EventHub {
         let mut entries = self.lock();
         let entry = self.entry(&mut entries, &run);
         let name = event.name_any();
-        if entry.history.push_log_once(&name, node, &kind, &message, jiff::Timestamp::now()).is_some()
+        if entry
+            .history
+            .push_log_once(&name, node, &kind, &message, jiff::Timestamp::now())
+            .is_some()
         {
             entry.dirty = true;
             entry.latest.send_replace(entry.history.last_seq());

@@ -79,6 +79,7 @@ impl Cursor {
             match self.hub.read(&self.run, self.after)? {
                 Read::Lagged(lagged) => {
                     let data = json!({
+                        "seq": lagged.oldest.saturating_sub(1),
                         "run_id": self.run,
                         "type": "lagged",
                         "time": format_time(jiff::Timestamp::now()),
