@@ -16,7 +16,6 @@
 //! Run: `cargo build --release -p keelson && cargo bench -p keelson-e2e --bench system`; name
 //! sections after `--` to run only those (`api`, `jobs`, `serving`, `workflows`).
 
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -28,6 +27,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Node, Service};
 use keelson_api_crds::serving::ModelDeployment;
 use keelson_api_crds::workflows::{Agent, AgentSpec, Run, RunPhase};
+use keelson_e2e::bench::{Up, percentile, spawn_up, spawn_up_in, until_ready};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 
 const RESOURCES: usize = 10_000;
@@ -41,67 +41,6 @@ const FLOW_NODES: usize = 100;
 fn selected(name: &str) -> bool {
     let named: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     named.is_empty() || named.iter().any(|n| n == name)
-}
-
-struct Up {
-    child: Child,
-    dir: tempfile::TempDir,
-    started: Instant,
-}
-
-impl Up {
-    /// Kills the process and hands back its data directory, for a restart on it.
-    fn stop(mut self) -> tempfile::TempDir {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        // The next start writes a new one; waiting for it must not read this one.
-        let _ = std::fs::remove_file(self.dir.path().join("kubeconfig"));
-        std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
-    }
-}
-
-impl Drop for Up {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn spawn_up() -> Up {
-    spawn_up_in(tempfile::tempdir().unwrap(), &[])
-}
-
-/// `keelson up` on `dir` with extra arguments.
-fn spawn_up_in(dir: tempfile::TempDir, args: &[&str]) -> Up {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let started = Instant::now();
-    let child = Command::new(keelson_e2e::keelson_binary())
-        .args(["up", "--data-dir"])
-        .arg(dir.path())
-        .args(["--bind", &format!("127.0.0.1:{port}")])
-        .args(["--api-bind", "127.0.0.1:0"])
-        .args(args)
-        .env("KEELSON_LOG", "error")
-        // The benchmark Jobs of ready models run `true`: this measures the controllers.
-        .env("KEELSON_BENCH_COMMAND", "true")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    Up { child, dir, started }
-}
-
-/// Time until `/readyz` answers 200.
-async fn until_ready(up: &Up) -> (Duration, kube::Client) {
-    loop {
-        if up.dir.path().join("kubeconfig").exists() {
-            let client = keelson_e2e::client(up.dir.path()).await;
-            let request = http::Request::get("/readyz").body(Vec::new()).unwrap();
-            if client.request_text(request).await.is_ok() {
-                return (up.started.elapsed(), client);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
 }
 
 fn rss_mib(pid: u32) -> f64 {
@@ -155,10 +94,6 @@ fn sqlite_inserts_per_second(dir: &Path, rows: &[Vec<u8>]) -> f64 {
             .unwrap();
     }
     rows.len() as f64 / started.elapsed().as_secs_f64()
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 * p).ceil() as usize).saturating_sub(1).min(sorted.len() - 1)]
 }
 
 #[tokio::main]
@@ -304,7 +239,7 @@ fn trivial_job(i: usize) -> Job {
 
 /// Starts `keelson up` and waits until its local node is registered.
 async fn up_with_node(args: &[&str]) -> (Up, kube::Client) {
-    let up = spawn_up_in(tempfile::tempdir().unwrap(), args);
+    let up = spawn_up_in(tempfile::tempdir().unwrap(), args, &[]);
     let (_, client) = until_ready(&up).await;
     let nodes: Api<Node> = Api::all(client.clone());
     while nodes.list(&Default::default()).await.unwrap().items.is_empty() {
@@ -453,7 +388,7 @@ async fn model_deployments(creates_per_second: f64) {
         seen
     };
     let settled = versions(client.clone()).await;
-    let again = spawn_up_in(up.stop(), &args);
+    let again = spawn_up_in(up.stop(), &args, &[]);
     let (_, client) = until_ready(&again).await;
     tokio::time::sleep(Duration::from_secs(20)).await;
     let after = versions(client).await;

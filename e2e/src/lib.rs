@@ -1,6 +1,7 @@
 //! End-to-end tests of Keelson live in `tests/`, benchmarks in `benches/`; this library holds
 //! what both need: the built binary, and a client for a running `keelson up`.
 
+pub mod bench;
 pub mod rest;
 
 use std::path::{Path, PathBuf};

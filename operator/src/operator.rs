@@ -18,9 +18,8 @@ pub async fn run(args: OperatorArgs) -> anyhow::Result<()> {
     let env = |key: &str| std::env::var(key).ok();
     let workflow_settings = keelson_controllers::workflows::settings::Settings::from_lookup(env)
         .map_err(|problems| anyhow::anyhow!(problems.join("\n")))?;
-    let mut api_settings = keelson_facades::orchestrator::Settings::from_lookup(env)
+    let api_settings = keelson_facades::orchestrator::Settings::from_lookup(env)
         .map_err(|problems| anyhow::anyhow!(problems.join("\n")))?;
-    api_settings.bind = args.api_bind;
     let client = kube::Client::try_default()
         .await
         .context("connecting to the cluster (in-cluster service account or KUBECONFIG)")?;

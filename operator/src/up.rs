@@ -107,9 +107,8 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     let env = |key: &str| std::env::var(key).ok();
     let workflow_settings = keelson_controllers::workflows::settings::Settings::from_lookup(env)
         .map_err(|problems| anyhow::anyhow!(problems.join("\n")))?;
-    let mut api_settings = keelson_facades::orchestrator::Settings::from_lookup(env)
+    let api_settings = keelson_facades::orchestrator::Settings::from_lookup(env)
         .map_err(|problems| anyhow::anyhow!(problems.join("\n")))?;
-    api_settings.bind = args.api_bind;
     let api_listener = tokio::net::TcpListener::bind(args.api_bind)
         .await
         .with_context(|| format!("listening for the REST API on {}", args.api_bind))?;

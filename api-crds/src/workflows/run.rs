@@ -195,6 +195,26 @@ pub struct NodeState {
     pub outputs: BTreeMap<String, String>,
 }
 
+impl NodeState {
+    /// A node in `phase` with nothing else known yet.
+    pub fn new(id: impl Into<String>, phase: NodePhase) -> Self {
+        Self {
+            id: id.into(),
+            phase,
+            attempts: 0,
+            started_at: None,
+            finished_at: None,
+            job_name: None,
+            retry_at: None,
+            exit_code: None,
+            decision: None,
+            reason: None,
+            message: None,
+            outputs: BTreeMap::new(),
+        }
+    }
+}
+
 /// Phase of one node.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -583,20 +583,7 @@ impl<'c, 'a> Machine<'c, 'a> {
 
 /// A node not started yet.
 fn pending(id: &str) -> NodeState {
-    NodeState {
-        id: id.to_owned(),
-        phase: NodePhase::Pending,
-        attempts: 0,
-        started_at: None,
-        finished_at: None,
-        job_name: None,
-        retry_at: None,
-        exit_code: None,
-        decision: None,
-        reason: None,
-        message: None,
-        outputs: BTreeMap::new(),
-    }
+    NodeState::new(id, NodePhase::Pending)
 }
 
 /// Per node in plan order, the indices of the nodes it waits for (edges to it and its agent

@@ -217,3 +217,32 @@ fn follow_a_webhook_run_approve_its_gate_and_resume_with_last_event_id() {
     after_restart.next();
     assert_eq!(after_restart.until(|e| e.event == "end"), missed);
 }
+
+#[test]
+fn a_client_behind_the_kept_history_is_told_and_goes_on_from_the_oldest_event_kept() {
+    let k = Keelson::up_with_env(&[], &[("KEELSON_API_EVENT_HISTORY", "10")]);
+    k.wait_api_ready();
+    let rest = k.rest();
+    // Twelve gates side by side: a status event and twelve node events, more than are kept.
+    let nodes: Vec<Value> =
+        (0..12).map(|i| json!({"id": format!("g{i}"), "kind": "gate"})).collect();
+    assert_eq!(rest.post("/api/v1/flows", json!({"id": "wide", "nodes": nodes})).status, 201);
+    let run =
+        rest.post("/api/v1/runs", json!({"id": "wide-1", "flow_id": "wide", "auto_start": true}));
+    assert_eq!(run.status, 201, "{}", run.text);
+    eventually(30, "every gate to wait", || {
+        rest.get("/api/v1/runs/wide-1").json["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["status"] == "waiting_approval")
+    });
+
+    let follow = Follow::start(&k, "wide-1", Some(1));
+    assert_eq!(follow.next().event, "hello");
+    let lagged = follow.next();
+    assert_eq!((lagged.event.as_str(), lagged.id), ("lagged", None));
+    assert_eq!(lagged.data["data"], json!({"after": 1, "oldest_kept": 4}));
+    let kept: Vec<u64> = (0..10).map(|_| follow.next().id.unwrap()).collect();
+    assert_eq!(kept, (4..=13).collect::<Vec<_>>());
+}

@@ -18,7 +18,6 @@ mod schedules;
 mod webhooks;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,11 +49,9 @@ use page::SortKey;
 /// Largest request body, except webhook triggers (256 KiB).
 pub const BODY_LIMIT: usize = 1024 * 1024;
 
-/// Settings of the REST API.
+/// Settings of the REST API (where it listens is the caller's: it passes a listener).
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// Where it listens.
-    pub bind: SocketAddr,
     /// The namespace whose workflow resources it serves.
     pub namespace: String,
     /// Requests per second per token (bursts of twice that); none when `None`.
@@ -64,7 +61,7 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Reads `KEELSON_API_BIND` (127.0.0.1:8080), `KEELSON_API_NAMESPACE` (default),
+    /// Reads `KEELSON_API_NAMESPACE` (default),
     /// `KEELSON_API_RATE_LIMIT` (100 per second per token; 0 turns it off) and
     /// `KEELSON_API_EVENT_HISTORY` (1000 events per run), naming every bad value.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, Vec<String>> {
@@ -76,12 +73,6 @@ impl Settings {
             }
             value
         };
-        let bind = read(
-            "KEELSON_API_BIND",
-            "127.0.0.1:8080",
-            &|v| v.parse::<SocketAddr>().is_ok(),
-            "an address like 127.0.0.1:8080",
-        );
         let namespace = read(
             "KEELSON_API_NAMESPACE",
             "default",
@@ -104,7 +95,6 @@ impl Settings {
             return Err(problems);
         }
         Ok(Self {
-            bind: bind.parse().map_err(|_| vec![])?,
             namespace,
             rate_limit: rate.parse().ok().and_then(NonZeroU32::new),
             history: Limits { max_events: history.parse().unwrap_or(1000), ..Limits::default() },
@@ -144,6 +134,31 @@ impl Drop for Inner {
             task.abort();
         }
     }
+}
+
+/// A namespaced kind the API reads and writes.
+pub trait Kind:
+    Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+    + Clone
+    + Serialize
+    + DeserializeOwned
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Kind for K where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static
+{
 }
 
 /// Where an object sorts in lists.
@@ -281,13 +296,7 @@ impl Orchestrator {
     /// Creates `object` and waits until its cache has it.
     async fn create<K>(&self, cache: &Cache<K>, kind: &str, object: K) -> Result<K, ApiError>
     where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + Serialize
-            + DeserializeOwned
-            + std::fmt::Debug
-            + Send
-            + Sync,
+        K: Kind,
     {
         let id = object.name_any();
         let created = self
@@ -309,13 +318,7 @@ impl Orchestrator {
         change: impl Fn(&mut K) -> Result<(), ApiError>,
     ) -> Result<K, ApiError>
     where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + Serialize
-            + DeserializeOwned
-            + std::fmt::Debug
-            + Send
-            + Sync,
+        K: Kind,
     {
         if !convert::could_exist(id) {
             return Err(ApiError::not_found(kind, id));
@@ -343,12 +346,7 @@ impl Orchestrator {
     /// Deletes `id` with what it owns (in the background) and waits until its cache lost it.
     async fn delete<K>(&self, cache: &Cache<K>, kind: &str, id: &str) -> Result<(), ApiError>
     where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug
-            + Send
-            + Sync,
+        K: Kind,
     {
         if !convert::could_exist(id) {
             return Err(ApiError::not_found(kind, id));

@@ -249,20 +249,7 @@ mod tests {
     use serde_json::json;
 
     fn node(id: &str, phase: NodePhase, attempts: i32) -> NodeState {
-        NodeState {
-            id: id.to_owned(),
-            phase,
-            attempts,
-            started_at: None,
-            finished_at: None,
-            job_name: None,
-            retry_at: None,
-            exit_code: None,
-            decision: None,
-            reason: None,
-            message: None,
-            outputs: BTreeMap::new(),
-        }
+        NodeState { attempts, ..NodeState::new(id, phase) }
     }
 
     fn run(phase: RunPhase, nodes: Vec<NodeState>) -> RunStatus {

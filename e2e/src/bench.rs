@@ -1,0 +1,93 @@
+//! What the benchmarks share: a release `keelson up` in a temporary directory, and percentiles.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `keelson up` process, killed when dropped.
+pub struct Up {
+    /// The process.
+    pub child: Child,
+    /// Its data directory.
+    pub dir: tempfile::TempDir,
+    /// When it was spawned.
+    pub started: Instant,
+    /// Port of its REST API.
+    pub api_port: u16,
+}
+
+impl Up {
+    /// Kills the process and hands back its data directory, for a restart on it.
+    pub fn stop(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The next start writes a new one; waiting for it must not read this one.
+        let _ = std::fs::remove_file(self.dir.path().join("kubeconfig"));
+        std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
+    }
+
+    /// A client of its REST API with the write token it made.
+    pub fn rest(&self) -> crate::rest::Rest {
+        let token = std::fs::read_to_string(self.dir.path().join("api-token")).unwrap();
+        crate::rest::Rest::new(
+            format!("http://127.0.0.1:{}", self.api_port),
+            Some(token.trim().into()),
+        )
+    }
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// `keelson up` in a new temporary directory.
+pub fn spawn_up() -> Up {
+    spawn_up_in(tempfile::tempdir().unwrap(), &[], &[])
+}
+
+/// `keelson up` on `dir` with extra arguments and environment.
+pub fn spawn_up_in(dir: tempfile::TempDir, args: &[&str], env: &[(&str, &str)]) -> Up {
+    let port = free_port();
+    let api_port = free_port();
+    let started = Instant::now();
+    let child = Command::new(crate::keelson_binary())
+        .args(["up", "--data-dir"])
+        .arg(dir.path())
+        .args(["--bind", &format!("127.0.0.1:{port}")])
+        .args(["--api-bind", &format!("127.0.0.1:{api_port}")])
+        .args(args)
+        .env("KEELSON_LOG", "error")
+        // The benchmark Jobs of ready models run `true`: this measures the controllers.
+        .env("KEELSON_BENCH_COMMAND", "true")
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    Up { child, dir, started, api_port }
+}
+
+/// Time until `/readyz` answers 200, and a client.
+pub async fn until_ready(up: &Up) -> (Duration, kube::Client) {
+    loop {
+        if up.dir.path().join("kubeconfig").exists() {
+            let client = crate::client(up.dir.path()).await;
+            let request = http::Request::get("/readyz").body(Vec::new()).unwrap();
+            if client.request_text(request).await.is_ok() {
+                return (up.started.elapsed(), client);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// The `p` quantile (0 to 1) of sorted durations.
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p).ceil() as usize).saturating_sub(1).min(sorted.len() - 1)]
+}
