@@ -26,9 +26,14 @@ impl Up {
         std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
     }
 
-    /// A client of its REST API with the write token it made.
+    /// A client of its REST API with the write token it made (waiting for it to be written).
     pub fn rest(&self) -> crate::rest::Rest {
-        let token = std::fs::read_to_string(self.dir.path().join("api-token")).unwrap();
+        let path = self.dir.path().join("api-token");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !path.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let token = std::fs::read_to_string(path).unwrap();
         crate::rest::Rest::new(
             format!("http://127.0.0.1:{}", self.api_port),
             Some(token.trim().into()),
