@@ -26,14 +26,9 @@ impl Up {
         std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
     }
 
-    /// A client of its REST API with the write token it made (waiting for it to be written).
+    /// A client of its REST API with the write token it made (there once the kubeconfig is).
     pub fn rest(&self) -> crate::rest::Rest {
-        let path = self.dir.path().join("api-token");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !path.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let token = std::fs::read_to_string(path).unwrap();
+        let token = std::fs::read_to_string(self.dir.path().join("api-token")).unwrap();
         crate::rest::Rest::new(
             format!("http://127.0.0.1:{}", self.api_port),
             Some(token.trim().into()),

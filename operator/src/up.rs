@@ -118,11 +118,12 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     let kubeconfig = server.kubeconfig();
     let client = client(&kubeconfig).await?;
     install_crds(&client).await?;
-    // Written once every CRD is served, so a client that finds it finds all of them.
+    ensure_api_token(&client, &api_settings.namespace, &args.data_dir.join(API_TOKEN)).await?;
+    // Written once every CRD is served and the API token is stored, so a client that finds it
+    // finds all of them.
     write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     let node =
         node::start(client.clone(), node_options).await.context("starting the local node")?;
-    ensure_api_token(&client, &api_settings.namespace, &args.data_dir.join(API_TOKEN)).await?;
     let mut controllers = keelson_controllers::serving::spawn(client.clone(), serving_settings());
     controllers.extend(keelson_controllers::workflows::spawn(client.clone(), workflow_settings));
     let api_addr = api_listener.local_addr()?;

@@ -71,6 +71,9 @@ fn health_auth_scopes_and_tokens() {
     k.wait_api_ready();
     let rest = k.rest();
     let anonymous = rest.with_token(None);
+    // `keelson up`'s write token is readable by its user only.
+    let mode = std::fs::metadata(k.data_dir().join("api-token")).unwrap().permissions();
+    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777, 0o600);
     for path in ["/health", "/healthz"] {
         let answer = anonymous.get(path);
         assert_eq!((answer.status, answer.json.clone()), (200, json!({"status": "ok"})));

@@ -27,17 +27,20 @@ struct Follow {
 
 impl Follow {
     fn start(k: &Keelson, run: &str, last_event_id: Option<u64>) -> Self {
+        let headers = last_event_id.map(|id| format!("Last-Event-ID: {id}"));
+        Self::request(k, &format!("/api/v1/runs/{run}/events"), headers.as_deref())
+    }
+
+    /// Follows `path` (with a query, for clients that cannot set headers) with an extra header.
+    fn request(k: &Keelson, path: &str, header: Option<&str>) -> Self {
         let token = std::fs::read_to_string(k.data_dir().join("api-token")).unwrap();
         let mut command = Command::new("curl");
         command.args(["-sSN", "-H", &format!("Authorization: Bearer {}", token.trim())]);
-        if let Some(id) = last_event_id {
-            command.args(["-H", &format!("Last-Event-ID: {id}")]);
+        if let Some(header) = header {
+            command.args(["-H", header]);
         }
-        let mut curl = command
-            .arg(format!("{}/api/v1/runs/{run}/events", k.api_url()))
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut curl =
+            command.arg(format!("{}{path}", k.api_url())).stdout(Stdio::piped()).spawn().unwrap();
         let stdout = curl.stdout.take().unwrap();
         let (send, events) = mpsc::channel();
         std::thread::spawn(move || {
@@ -245,4 +248,9 @@ fn a_client_behind_the_kept_history_is_told_and_goes_on_from_the_oldest_event_ke
     assert_eq!(lagged.data["data"], json!({"after": 1, "oldest_kept": 4}));
     let kept: Vec<u64> = (0..10).map(|_| follow.next().id.unwrap()).collect();
     assert_eq!(kept, (4..=13).collect::<Vec<_>>());
+
+    // `?since=` does the same for clients that cannot send Last-Event-ID.
+    let follow = Follow::request(&k, "/api/v1/runs/wide-1/events?since=11", None);
+    assert_eq!(follow.next().event, "hello");
+    assert_eq!((follow.next().id, follow.next().id), (Some(12), Some(13)));
 }
