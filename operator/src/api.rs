@@ -13,7 +13,7 @@ pub async fn spawn(
         .await
         .context("loading the saved run event histories")?;
     Ok(tokio::spawn(async move {
-        if let Err(error) = api.serve(listener, std::future::pending()).await {
+        if let Err(error) = api.serve(listener).await {
             tracing::error!(%error, "the REST API stopped");
         }
     }))

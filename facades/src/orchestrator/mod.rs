@@ -228,13 +228,9 @@ impl Orchestrator {
             .with_state(self.clone())
     }
 
-    /// Serves the API on `listener` until `shutdown` completes.
-    pub async fn serve(
-        &self,
-        listener: tokio::net::TcpListener,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
-        axum::serve(listener, self.router()).with_graceful_shutdown(shutdown).await
+    /// Serves the API on `listener` (until the task is dropped).
+    pub async fn serve(&self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, self.router()).await
     }
 
     /// The caches whose first list has not arrived.
