@@ -42,9 +42,13 @@ pub struct Rest {
 impl Rest {
     /// A client of `base` with `token`.
     pub fn new(base: impl Into<String>, token: Option<String>) -> Self {
+        // No pooled connections: a server may close one after an early error answer (say a
+        // 405 to a request whose body it did not read), and reusing it would fail the next
+        // request for a reason that is not the one under test.
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(30)))
+            .max_idle_connections(0)
             .build()
             .into();
         Self { base: base.into(), token, agent }

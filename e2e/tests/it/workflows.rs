@@ -178,7 +178,14 @@ fn a_crash_mid_run_resumes_without_running_anything_twice() {
     k.start();
     assert_eq!(node(&k, RUN, "approve", "phase"), "waiting_approval");
     decide(&k, RUN, "approve");
-    k.ok(&["wait", "--for=condition=Succeeded", &format!("run/{RUN}"), "--timeout=60s"]);
+    let waited =
+        k.kubectl(&["wait", "--for=condition=Succeeded", &format!("run/{RUN}"), "--timeout=60s"]);
+    assert!(
+        waited.status.success(),
+        "the run did not succeed after its gate was approved:\n{}\n{}",
+        k.ok(&["get", "run", RUN, "-o", "yaml"]),
+        k.ok(&["get", "jobs,pods", "-o", "wide"])
+    );
     assert_eq!(node(&k, RUN, "summarize", "attempts"), "1");
 }
 
