@@ -1,13 +1,10 @@
 //! Shared helpers: corpus location and a full walk over a message's values.
 
-use std::path::PathBuf;
-
 use keelson_hl7v2::Message;
 
-/// The public sample corpus (read where it stands).
-pub fn corpus_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/hl7v2/fhir-converter")
-}
+#[path = "../corpus_dir.rs"]
+mod location;
+pub use location::corpus_dir;
 
 /// Every `.hl7` file of the corpus with its bytes, sorted by name.
 pub fn corpus() -> Vec<(String, Vec<u8>)> {
