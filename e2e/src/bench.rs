@@ -43,7 +43,8 @@ impl Drop for Up {
     }
 }
 
-fn free_port() -> u16 {
+/// A port nothing listens on now.
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use keelson_controllers::serving::settings::Settings;
 use keelson_embedded::node::config::{self, NodeConfig};
 use keelson_embedded::node::{self, LocalNode, NodeOptions};
 use keelson_embedded::server::{self, RunningServer, ServerConfig, tls::write_secret};
@@ -104,30 +103,29 @@ const API_TOKEN_NAME: &str = "local";
 pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     let started = Instant::now();
     let node_options = args.node_options()?;
-    let env = |key: &str| std::env::var(key).ok();
-    let workflow_settings = keelson_controllers::workflows::settings::Settings::from_lookup(env)
-        .map_err(|problems| anyhow::anyhow!(problems.join("\n")))?;
-    let api_settings = keelson_facades::orchestrator::Settings::from_lookup(env)
-        .map_err(|problems| anyhow::anyhow!(problems.join("\n")))?;
-    let api_listener = tokio::net::TcpListener::bind(args.api_bind)
-        .await
-        .with_context(|| format!("listening for the REST API on {}", args.api_bind))?;
+    let mut settings = crate::api::Settings::from_env()?;
+    // The benchmark Job runs this very binary as a local process unless
+    // `KEELSON_BENCH_COMMAND` names another.
+    if std::env::var_os("KEELSON_BENCH_COMMAND").is_none()
+        && let Ok(exe) = std::env::current_exe()
+    {
+        settings.serving.bench_command = exe.display().to_string();
+    }
+    let api_listener = crate::api::listen(args.api_bind).await?;
     let mut config = ServerConfig::new(&args.data_dir);
     config.bind = args.bind;
     let server = server::start(config).await.context("starting the embedded API server")?;
     let kubeconfig = server.kubeconfig();
     let client = client(&kubeconfig).await?;
     install_crds(&client).await?;
-    ensure_api_token(&client, &api_settings.namespace, &args.data_dir.join(API_TOKEN)).await?;
+    ensure_api_token(&client, &settings.api.namespace, &args.data_dir.join(API_TOKEN)).await?;
     // Written once every CRD is served and the API token is stored, so a client that finds it
     // finds all of them.
     write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     let node =
         node::start(client.clone(), node_options).await.context("starting the local node")?;
-    let mut controllers = keelson_controllers::serving::spawn(client.clone(), serving_settings());
-    controllers.extend(keelson_controllers::workflows::spawn(client.clone(), workflow_settings));
     let api_addr = api_listener.local_addr()?;
-    controllers.push(crate::api::spawn(client, &api_settings, api_listener).await?);
+    let controllers = crate::api::spawn(client, settings, api_listener).await?;
     tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, url = %server.url(), "control plane up");
     Ok(ControlPlane { server, api_addr, node, controllers })
 }
@@ -151,18 +149,6 @@ async fn ensure_api_token(
     let value = auth::create_token(client, namespace, API_TOKEN_NAME, Scope::Write).await?;
     write_secret(path, &value).context("writing the API token")?;
     Ok(())
-}
-
-/// The serving settings from the environment; the benchmark Job runs this very binary as a
-/// local process unless `KEELSON_BENCH_COMMAND` names another.
-fn serving_settings() -> Settings {
-    let mut settings = Settings::from_env();
-    if std::env::var_os("KEELSON_BENCH_COMMAND").is_none()
-        && let Ok(exe) = std::env::current_exe()
-    {
-        settings.bench_command = exe.display().to_string();
-    }
-    settings
 }
 
 /// A client for a kubeconfig given as YAML.

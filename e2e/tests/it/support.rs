@@ -1,9 +1,10 @@
 //! A `keelson up` process in a temporary directory and a `kubectl` pointed at it.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use keelson_e2e::bench::free_port;
 
 /// A running `keelson up`, stopped (SIGKILL) when dropped.
 pub struct Keelson {
@@ -21,10 +22,6 @@ pub struct Keelson {
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl Keelson {

@@ -242,19 +242,17 @@ fn config_map_name(run: &str) -> String {
     if name.len() <= 253 {
         return name;
     }
-    let digest = Sha256::digest(run.as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("{}-{hex}.events", &run[..200])
+    format!("{}-{}.events", &run[..200], short_hash(run, 8))
 }
 
 /// The label value for a run name (label values are at most 63 characters).
 fn label_value(run: &str) -> String {
-    if run.len() <= 63 {
-        run.to_owned()
-    } else {
-        let digest = Sha256::digest(run.as_bytes());
-        digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
-    }
+    if run.len() <= 63 { run.to_owned() } else { short_hash(run, 16) }
+}
+
+/// The first `bytes` bytes of the SHA-256 of `text`, in hex.
+fn short_hash(text: &str, bytes: usize) -> String {
+    Sha256::digest(text.as_bytes()).iter().take(bytes).map(|b| format!("{b:02x}")).collect()
 }
 
 fn config_map(namespace: &str, run: &str, uid: &str, history: &History) -> ConfigMap {
