@@ -63,6 +63,7 @@ pub fn spawn_up_in(dir: tempfile::TempDir, args: &[&str], env: &[(&str, &str)]) 
         .arg(dir.path())
         .args(["--bind", &format!("127.0.0.1:{port}")])
         .args(["--api-bind", &format!("127.0.0.1:{api_port}")])
+        .args(["--metrics-bind", "127.0.0.1:0"])
         .args(args)
         .env("KEELSON_LOG", "error")
         // The benchmark Jobs of ready models run `true`: this measures the controllers.

@@ -1,7 +1,9 @@
 //! End-to-end tests of Keelson live in `tests/`, benchmarks in `benches/`; this library holds
-//! what both need: the built binary, and a client for a running `keelson up`.
+//! what both need: the built binary, a client for a running `keelson up`, and an
+//! OpenAI-compatible test server.
 
 pub mod bench;
+pub mod openai;
 pub mod rest;
 
 use std::path::{Path, PathBuf};

@@ -2,7 +2,10 @@
 //!
 //! [`Message::parse`] borrows the input and gives segments, fields, repetitions,
 //! components and subcomponents as `&str` slices of it, plus unescaped text as
-//! `Cow<str>`. Canonical events are built on top of this API elsewhere.
+//! `Cow<str>`. On top of it, [`map_events`] maps a message to canonical JSON events with
+//! warnings and lineage (see the [`event`] module for the event types, sections, warnings
+//! and strict mode, and [`lineage`] for the source paths), [`redact()`] redacts stored
+//! samples, and [`dtm_to_iso`] turns HL7 date/times into ISO text.
 //!
 //! ```
 //! use keelson_hl7v2::Message;
@@ -68,27 +71,54 @@
 //! # Framing
 //! [`split_batch`] splits batch files (`FHS/BHS/BTS/FTS`) and concatenated messages;
 //! [`mllp_frame`] and [`MllpDecoder`] handle MLLP (`0x0B … 0x1C 0x0D`) incrementally.
+//!
+//! # Events
+//! ```
+//! use keelson_hl7v2::{MapOptions, Message, map_events};
+//!
+//! let input = "MSH|^~\\&|APP|FAC|||20240101120000||ADT^A01|MSG1|P|2.5\r\
+//!              EVN|A01\rPID|1||42^^^H^MR||DOE^JOHN\rPV1|1|I|ICU^1^A\r";
+//! let message = Message::parse_str(input)?;
+//! let mapping = map_events(&message, &MapOptions::default()).expect("not strict");
+//! let event = &mapping.events[0];
+//! assert_eq!(event.meta.event_type, "inpatient_admit");
+//! let json = serde_json::to_value(event).unwrap();
+//! assert_eq!(json["patient"]["mrn"], "42");
+//! assert_eq!(json["encounter"]["location"]["unit"], "ICU");
+//! assert_eq!(json["timestamp"], "2024-01-01T12:00:00Z");
+//! assert_eq!(mapping.lineage[0].source, "MSH-9");
+//! # Ok::<(), keelson_hl7v2::ParseError>(())
+//! ```
 
+mod checks;
+pub mod datetime;
 mod delimiters;
 mod encode;
 mod error;
 mod escape;
+pub mod event;
 mod framing;
 mod limits;
+pub mod lineage;
 mod message;
 mod parse;
 mod path;
+pub mod redact;
 mod value;
 pub mod warning;
 
+pub use datetime::{Dtm, DtmError, Precision, dtm_to_iso, parse_dtm};
 pub use delimiters::Delimiters;
 pub use error::{MllpError, ParseError, PathError};
 pub use escape::{escape, unescape};
+pub use event::{Event, EventMeta, MapError, MapOptions, Mapping, map_events};
 pub use framing::{
     Batch, CARRIAGE_RETURN, END_BLOCK, MllpDecoder, START_BLOCK, mllp_frame, split_batch,
 };
 pub use limits::Limits;
+pub use lineage::LineageLink;
 pub use message::{Message, Segment};
 pub use path::Path;
+pub use redact::{Redacted, redact};
 pub use value::{Component, Field, Repetition, Subcomponent};
 pub use warning::{Phase, Severity, Warning};

@@ -1,6 +1,11 @@
-//! Non-fatal findings of the parser, in the reference's warning shape.
+//! Non-fatal findings of the parser and of the event mapping, in the reference's warning
+//! shape. Serialized as `{"phase", "code", "message", "path", "severity"}` with lower-case
+//! phase and severity and no `path` key when there is none. Messages describe, never quote
+//! message content.
 
 use std::fmt;
+
+use serde::Serialize;
 
 /// `NON_STANDARD_LINE_ENDING`: segments were terminated by LF or CRLF instead of CR.
 pub const NON_STANDARD_LINE_ENDING: &str = "NON_STANDARD_LINE_ENDING";
@@ -11,8 +16,28 @@ pub const EMPTY_SEGMENT: &str = "EMPTY_SEGMENT";
 /// `BYTE_ORDER_MARK`: a leading UTF-8 byte order mark was skipped.
 pub const BYTE_ORDER_MARK: &str = "BYTE_ORDER_MARK";
 
+/// `MULTIPLE_MSH`: a later segment is another MSH (one input is one message; split
+/// batches first).
+pub const MULTIPLE_MSH: &str = "MULTIPLE_MSH";
+/// `UNKNOWN_SEGMENT`: a segment id that the message family does not define (Z segments are
+/// allowed silently).
+pub const UNKNOWN_SEGMENT: &str = "UNKNOWN_SEGMENT";
+/// `EXTRA_COMPONENTS`: a mapped field has more components than its HL7 datatype.
+pub const EXTRA_COMPONENTS: &str = "EXTRA_COMPONENTS";
+/// `MISSING_PV1`: an ADT trigger that requires PV1 has none; the event has no encounter.
+pub const MISSING_PV1: &str = "MISSING_PV1";
+/// `MISSING_EVN`: an ADT message has no EVN segment.
+pub const MISSING_EVN: &str = "MISSING_EVN";
+/// `INVALID_DTM`: a mapped date/time field is not a valid HL7 DTM; the event omits it.
+pub const INVALID_DTM: &str = "INVALID_DTM";
+/// `INVALID_SSN_AREA`: PID-19 starts with an area number never issued (000, 666, 900–999).
+pub const INVALID_SSN_AREA: &str = "INVALID_SSN_AREA";
+/// `NO_EVENT_MAPPING`: the message type has no event mapping; it was parsed structurally.
+pub const NO_EVENT_MAPPING: &str = "NO_EVENT_MAPPING";
+
 /// Processing stage that produced a warning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// Raw bytes: encoding, line endings, framing.
     Byte,
@@ -23,7 +48,8 @@ pub enum Phase {
 }
 
 /// How serious a warning is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// Informational only.
     Info,
@@ -58,7 +84,7 @@ impl Severity {
 }
 
 /// One warning: `{phase, code, message, path, severity}`; never contains message content.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Warning {
     /// Stage that produced it.
     pub phase: Phase,
@@ -66,10 +92,25 @@ pub struct Warning {
     pub code: &'static str,
     /// Human-readable explanation.
     pub message: String,
-    /// Location such as `MSH-2`, when there is one.
+    /// Location such as `MSH-2` or `PID.3[0]`, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Seriousness.
     pub severity: Severity,
+}
+
+impl Warning {
+    /// A warning of `phase` and `severity` at `path`.
+    #[must_use]
+    pub fn new(
+        phase: Phase,
+        severity: Severity,
+        code: &'static str,
+        message: impl Into<String>,
+        path: Option<String>,
+    ) -> Self {
+        Self { phase, code, message: message.into(), path, severity }
+    }
 }
 
 impl fmt::Display for Warning {

@@ -34,7 +34,7 @@ pub enum Command {
     /// Run the controllers and the REST API against a Kubernetes cluster (what the Helm chart
     /// runs).
     Operator(crate::operator::OperatorArgs),
-    /// Print the OpenAPI 3.1 document of the orchestrator REST API (as served at
+    /// Print the OpenAPI 3.1 document of the HTTP API (as served at
     /// `/api/v1/openapi.json` and checked in as docs/openapi.json).
     Openapi,
     /// Manage the REST API's bearer tokens.
@@ -51,6 +51,21 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
     },
+    /// The weaver model preflight: `keelson weaver status [NAME]` shows which configured models
+    /// the catalog serves and how to fix what is missing (exit 0 ok, 1 degraded, 2 error).
+    Weaver(crate::weaver::WeaverArgs),
+    /// Measure an OpenAI-compatible model server's decode speed (what the benchmark Job runs).
+    ///
+    /// Waits for the server's readiness paths, sends warm-up requests, then streams chat
+    /// completions (--concurrency at once) until both --iterations and --min-duration are
+    /// reached. tokensPerSecond is the per-request decode speed (Σ tokens after the first /
+    /// Σ time from first to last token); the JSON output adds aggregateTokensPerSecond (Σ
+    /// tokens / wall time). Writes the results ConfigMap unless --no-configmap. Exit codes: 0
+    /// measured, 1 failed, 2 usage.
+    Bench(crate::bench::BenchArgs),
+    /// Benchmark a ModelDeployment again: recreate its benchmark Job and results ConfigMap and
+    /// follow them to the new throughput figure.
+    Benchmark(crate::benchmark::BenchmarkArgs),
 }
 
 /// The `keelson token` subcommands.
@@ -70,8 +85,9 @@ impl Cli {
         match self.command {
             Command::Up(args) => block_on(crate::up::run(args)),
             Command::Operator(args) => block_on(crate::operator::run(args)),
+            Command::Weaver(args) => crate::weaver::run(args),
             Command::Openapi => {
-                let document = keelson_facades::orchestrator::openapi_json();
+                let document = keelson_facades::server::openapi_json();
                 writeln!(std::io::stdout().lock(), "{document}").context("writing to stdout")
             }
             Command::Token { command: TokenCommand::Create(args) } => {
@@ -86,6 +102,8 @@ impl Cli {
                 eprintln!("wrote {} CRDs to {}", written.len(), dir.display());
                 Ok(())
             }
+            Command::Bench(args) => block_on(async { Ok(crate::bench::run(args).await?) }),
+            Command::Benchmark(args) => block_on(crate::benchmark::run(args)),
         }
     }
 }

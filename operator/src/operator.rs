@@ -1,4 +1,4 @@
-//! `keelson operator`: the controllers and the REST API against a real cluster.
+//! `keelson operator`: the controllers, the HTTP API and metrics against a real cluster.
 
 use std::net::SocketAddr;
 
@@ -7,9 +7,12 @@ use anyhow::Context;
 /// Settings of `keelson operator`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct OperatorArgs {
-    /// Address of the orchestrator REST API (`/api/v1`).
+    /// Address of the HTTP API (`/api/v1`: orchestrator and clinical endpoints).
     #[arg(long, env = "KEELSON_API_BIND", default_value = "0.0.0.0:8080")]
     pub api_bind: SocketAddr,
+    /// Address of the Prometheus metrics endpoint (`/metrics`).
+    #[arg(long, env = "KEELSON_METRICS_BIND", default_value = "0.0.0.0:9090")]
+    pub metrics_bind: SocketAddr,
 }
 
 /// Runs the controllers and the REST API until Ctrl-C or SIGTERM. The cluster comes from the
@@ -19,9 +22,9 @@ pub async fn run(args: OperatorArgs) -> anyhow::Result<()> {
     let client = kube::Client::try_default()
         .await
         .context("connecting to the cluster (in-cluster service account or KUBECONFIG)")?;
-    let listener = crate::api::listen(args.api_bind).await?;
-    let tasks = crate::api::spawn(client, settings, listener).await?;
-    tracing::info!(api = %args.api_bind, "operator running");
+    let listeners = crate::api::Listeners::bind(args.api_bind, args.metrics_bind).await?;
+    let tasks = crate::api::spawn(client, settings, listeners).await?;
+    tracing::info!(api = %args.api_bind, metrics = %args.metrics_bind, "operator running");
     crate::up::stop_requested().await?;
     for task in tasks {
         task.abort();

@@ -37,9 +37,12 @@ pub struct UpArgs {
     /// First retry delay of a failed Job pod; it doubles per failure, up to 6 minutes.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub job_backoff: Duration,
-    /// Address of the orchestrator REST API (`/api/v1`).
+    /// Address of the HTTP API (`/api/v1`: orchestrator and clinical endpoints).
     #[arg(long, env = "KEELSON_API_BIND", default_value = "127.0.0.1:8080")]
     pub api_bind: SocketAddr,
+    /// Address of the Prometheus metrics endpoint (`/metrics`).
+    #[arg(long, env = "KEELSON_METRICS_BIND", default_value = "127.0.0.1:9090")]
+    pub metrics_bind: SocketAddr,
 }
 
 /// A duration such as `2s`, `500ms` or `1m`.
@@ -74,8 +77,10 @@ impl UpArgs {
 pub struct ControlPlane {
     /// The API server.
     pub server: RunningServer,
-    /// Where the REST API listens.
+    /// Where the HTTP API listens.
     pub api_addr: SocketAddr,
+    /// Where the metrics endpoint listens.
+    pub metrics_addr: SocketAddr,
     node: LocalNode,
     controllers: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -111,7 +116,7 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     {
         settings.serving.bench_command = exe.display().to_string();
     }
-    let api_listener = crate::api::listen(args.api_bind).await?;
+    let listeners = crate::api::Listeners::bind(args.api_bind, args.metrics_bind).await?;
     let mut config = ServerConfig::new(&args.data_dir);
     config.bind = args.bind;
     let server = server::start(config).await.context("starting the embedded API server")?;
@@ -124,10 +129,11 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     let node =
         node::start(client.clone(), node_options).await.context("starting the local node")?;
-    let api_addr = api_listener.local_addr()?;
-    let controllers = crate::api::spawn(client, settings, api_listener).await?;
+    let api_addr = listeners.api.local_addr()?;
+    let metrics_addr = listeners.metrics.local_addr()?;
+    let controllers = crate::api::spawn(client, settings, listeners).await?;
     tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, url = %server.url(), "control plane up");
-    Ok(ControlPlane { server, api_addr, node, controllers })
+    Ok(ControlPlane { server, api_addr, metrics_addr, node, controllers })
 }
 
 /// Makes sure `path` holds a write token of the REST API: the one there if it is still
@@ -193,7 +199,9 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     println!("  Kubernetes API  {}", server.url());
     println!("  kubeconfig      {}", kubeconfig.display());
     println!("  REST API        http://{}/api/v1", plane.api_addr);
+    println!("  HL7v2 parsing   http://{}/api/v1/parse", plane.api_addr);
     println!("  API token       {} (write scope)", data_dir.join(API_TOKEN).display());
+    println!("  metrics         http://{}/metrics", plane.metrics_addr);
     println!("  data            {}", data_dir.display());
     println!();
     println!("Try:");

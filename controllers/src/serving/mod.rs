@@ -8,7 +8,8 @@
 //! - [`cache`]: a ModelCache's claim, download Job, per-node syncer DaemonSet and status;
 //! - [`gpu_group`]: which member of an `Exclusive` GPUGroup holds the GPU;
 //! - [`status`]: a ModelDeployment's status from its cache, Deployment, pods and benchmark;
-//! - [`preflight`]: what stands in a model's way on its GPU node (the `NodeClear` condition).
+//! - [`preflight`]: what stands in a model's way on its GPU node (the `NodeClear` condition);
+//! - [`weaver`]: the weaver model preflight of ModelRoutings (started by [`weaver::spawn`]).
 
 pub mod benchmark;
 pub mod cache;
@@ -17,6 +18,7 @@ pub mod preflight;
 mod reconcile;
 pub mod settings;
 pub mod status;
+pub mod weaver;
 pub mod workload;
 
 pub use reconcile::{MANAGER, spawn};

@@ -89,13 +89,7 @@ fn health_auth_scopes_and_tokens() {
     assert_error(&anonymous.get("/api/v1/openapi.json"), 401, "UNAUTHORIZED");
 
     // `keelson token create --scope read` makes a token that reads but cannot write.
-    let output = std::process::Command::new(keelson_e2e::keelson_binary())
-        .args(["token", "create", "--scope", "read", "--name", "viewer", "--kubeconfig"])
-        .arg(k.data_dir().join("kubeconfig"))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let viewer = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let viewer = k.read_token("viewer");
     assert!(viewer.starts_with("kat_"), "{viewer}");
     let reader = rest.with_token(Some(&viewer));
     eventually(10, "the new token to be known", || reader.get("/api/v1/flows").status == 200);

@@ -2,9 +2,12 @@
 
 mod api;
 mod api_events;
+mod bench;
+mod clinical;
 mod crash;
 mod kubectl;
 mod node;
 mod serving;
 mod support;
+mod weaver;
 mod workflows;

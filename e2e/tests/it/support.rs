@@ -12,6 +12,8 @@ pub struct Keelson {
     pub port: u16,
     /// Port of the REST API.
     pub api_port: u16,
+    /// Port of the metrics endpoint.
+    pub metrics_port: u16,
     /// Extra arguments of `keelson up` (kept for restarts).
     args: Vec<String>,
     /// Extra environment of `keelson up`.
@@ -40,8 +42,15 @@ impl Keelson {
         let dir = tempfile::tempdir().unwrap();
         let args = args.iter().map(|a| (*a).to_owned()).collect();
         let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        let mut keelson =
-            Self { dir, port: free_port(), api_port: free_port(), args, env, child: None };
+        let mut keelson = Self {
+            dir,
+            port: free_port(),
+            api_port: free_port(),
+            metrics_port: free_port(),
+            args,
+            env,
+            child: None,
+        };
         keelson.start();
         keelson
     }
@@ -54,6 +63,7 @@ impl Keelson {
             .args(["up", "--data-dir", "data"])
             .args(["--bind", &format!("127.0.0.1:{}", self.port)])
             .args(["--api-bind", &format!("127.0.0.1:{}", self.api_port)])
+            .args(["--metrics-bind", &format!("127.0.0.1:{}", self.metrics_port)])
             .args(&self.args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env("KEELSON_LOG", "warn")
@@ -104,6 +114,17 @@ impl Keelson {
     pub fn wait_api_ready(&self) {
         let rest = self.rest();
         eventually(30, "the REST API to be ready", || rest.get("/ready").status == 200);
+    }
+
+    /// `keelson token create --scope read --name <name>`: the new token.
+    pub fn read_token(&self, name: &str) -> String {
+        let output = Command::new(keelson_e2e::keelson_binary())
+            .args(["token", "create", "--scope", "read", "--name", name, "--kubeconfig"])
+            .arg(self.data_dir().join("kubeconfig"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap().trim().to_owned()
     }
 
     /// Runs kubectl with this server's kubeconfig and its own HOME (discovery cache).

@@ -17,8 +17,8 @@ use kube::api::PostParams;
 use kube::runtime::watcher;
 use subtle::ConstantTimeEq;
 
+use crate::error::ApiError;
 use crate::orchestrator::cache::Cache;
-use crate::orchestrator::error::ApiError;
 pub use token::{Identity, Scope};
 
 /// Checks bearer tokens against the token Secrets and applies scopes and rate limits.
@@ -85,9 +85,24 @@ pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
 /// [`Identity`] to the handler.
 pub async fn require_token(
     State(auth): State<Authenticator>,
-    mut request: Request,
+    request: Request,
     next: Next,
 ) -> Response {
+    let reading = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    admit(&auth, request, next, !reading).await
+}
+
+/// Middleware like [`require_token`] for endpoints that change nothing although they take a
+/// body by `POST` (parsing a message): read tokens may call them.
+pub async fn require_any_token(
+    State(auth): State<Authenticator>,
+    request: Request,
+    next: Next,
+) -> Response {
+    admit(&auth, request, next, false).await
+}
+
+async fn admit(auth: &Authenticator, mut request: Request, next: Next, writes: bool) -> Response {
     let Some(presented) = bearer(request.headers()) else {
         return ApiError::unauthorized("this endpoint needs `Authorization: Bearer <token>`")
             .into_response();
@@ -95,8 +110,7 @@ pub async fn require_token(
     let Some(identity) = auth.identify(presented) else {
         return ApiError::unauthorized("the bearer token is not valid").into_response();
     };
-    let reading = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if !reading && identity.scope == Scope::Read {
+    if writes && identity.scope == Scope::Read {
         return ApiError::forbidden(format!(
             "token {:?} may only read; this needs a write token",
             identity.name

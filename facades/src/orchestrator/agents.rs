@@ -10,12 +10,12 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::convert;
-use super::error::{ApiError, ErrorBody};
-use super::extract::{Json, Query};
 use super::model::{Agent, AgentInput};
 use super::page::{Page, PageQuery};
 use super::{Orchestrator, sort_key};
 use crate::auth::Identity;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{Json, Query};
 
 /// Filters of the agent list.
 #[derive(Debug, Default, Deserialize, IntoParams)]

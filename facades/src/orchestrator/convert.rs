@@ -9,8 +9,8 @@ use keelson_api_crds::conditions;
 use keelson_api_crds::workflows as crd;
 use kube::ResourceExt;
 
-use super::error::{ApiError, ErrorDetail};
 use super::model;
+use crate::error::{ApiError, ErrorDetail};
 
 /// Annotation holding a resource's display name.
 pub const DISPLAY_NAME: &str = "keelson.dev/display-name";
@@ -97,6 +97,7 @@ pub fn check_id(id: &str) -> Result<(), ApiError> {
         Err(ApiError::invalid(
             "invalid id",
             vec![ErrorDetail {
+            code: None,
                 field: Some("id".into()),
                 message: "must be 1 to 63 lowercase letters, digits and '-', starting and ending with a letter or digit".into(),
             }],
@@ -130,7 +131,7 @@ pub fn timeout_seconds(timeout: model::Timeout) -> Result<i64, ApiError> {
 fn timeout_error(message: String) -> ApiError {
     ApiError::invalid(
         "invalid timeout",
-        vec![ErrorDetail { field: Some("timeout".into()), message }],
+        vec![ErrorDetail { code: None, field: Some("timeout".into()), message }],
     )
 }
 
@@ -217,6 +218,7 @@ pub fn crd_plan(plan: model::Plan, field: &str) -> Result<crd::Plan, ApiError> {
             model::NodeKind::Agent => {
                 let Some(agent_ref) = node.agent_id else {
                     details.push(ErrorDetail {
+                        code: None,
                         field: Some(at("agent_id")),
                         message: "an agent step names its agent".into(),
                     });
@@ -224,6 +226,7 @@ pub fn crd_plan(plan: model::Plan, field: &str) -> Result<crd::Plan, ApiError> {
                 };
                 if node.description.is_some() || node.default_decision.is_some() {
                     details.push(ErrorDetail {
+                        code: None,
                         field: Some(at("kind")),
                         message: "description and default_decision belong to gates".into(),
                     });
@@ -251,6 +254,7 @@ pub fn crd_plan(plan: model::Plan, field: &str) -> Result<crd::Plan, ApiError> {
                     || node.retry_backoff_seconds.is_some();
                 if step_fields {
                     details.push(ErrorDetail {
+                        code: None,
                         field: Some(at("kind")),
                         message: "agent_id, args, env, inputs and retries belong to agent steps"
                             .into(),

@@ -8,12 +8,12 @@ use keelson_api_crds::workflows as crd;
 use kube::ResourceExt;
 
 use super::convert;
-use super::error::{ApiError, ErrorBody};
-use super::extract::{Json, OptionalJson, Query};
 use super::model::{Flow, FlowInput, Run, RunFlow};
 use super::page::{Page, PageQuery};
 use super::{Orchestrator, sort_key};
 use crate::auth::Identity;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{Json, OptionalJson, Query};
 
 /// Lists flows, newest first.
 #[utoipa::path(get, path = "/api/v1/flows", tag = "flows", params(PageQuery),

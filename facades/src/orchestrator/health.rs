@@ -6,8 +6,8 @@ use axum::extract::{Path, State};
 
 use super::Orchestrator;
 use super::convert;
-use super::error::{ApiError, ErrorBody, ErrorDetail};
 use super::model::{Health, JobStatus};
+use crate::error::{ApiError, ErrorBody, ErrorDetail};
 
 /// Answers while the process serves.
 #[utoipa::path(get, path = "/health", tag = "health", security(()),
@@ -32,6 +32,7 @@ pub async fn ready(State(api): State<Orchestrator>) -> Result<Reply<Health>, Api
         .unsynced_caches()
         .into_iter()
         .map(|cache| ErrorDetail {
+            code: None,
             field: None,
             message: format!("the {cache} cache has not synced"),
         })
@@ -40,6 +41,7 @@ pub async fn ready(State(api): State<Orchestrator>) -> Result<Reply<Health>, Api
         missing.insert(
             0,
             ErrorDetail {
+                code: None,
                 field: None,
                 message: format!("the Kubernetes API does not answer: {error}"),
             },

@@ -4,9 +4,7 @@
 
 pub mod cache;
 pub mod convert;
-pub mod error;
 pub mod events;
-pub mod extract;
 pub mod model;
 pub mod page;
 
@@ -24,7 +22,6 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::Uri;
 use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -34,20 +31,15 @@ use kube::runtime::watcher;
 use kube::{Api, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use utoipa::OpenApi;
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::{self, Authenticator};
+use crate::error::ApiError;
 use cache::Cache;
-use error::ApiError;
 use events::EventHub;
 use events::history::Limits;
 use page::SortKey;
-
-/// Largest request body, except webhook triggers (256 KiB).
-pub const BODY_LIMIT: usize = 1024 * 1024;
 
 /// Settings of the REST API (where it listens is the caller's: it passes a listener).
 #[derive(Debug, Clone)]
@@ -204,7 +196,8 @@ impl Orchestrator {
         })))
     }
 
-    /// The routes, with authentication, body limits and the API's error shape everywhere.
+    /// The routes, authenticated except health and webhook triggers; the caller adds
+    /// fallbacks and body limits (see [`crate::server`]).
     pub fn router(&self) -> Router {
         let (router, _) = api_router().split_for_parts();
         let public = Router::new()
@@ -222,15 +215,12 @@ impl Orchestrator {
                 auth::require_token,
             ))
             .merge(public)
-            .fallback(no_route)
-            .method_not_allowed_fallback(method_not_allowed)
-            .layer(DefaultBodyLimit::max(BODY_LIMIT))
             .with_state(self.clone())
     }
 
-    /// Serves the API on `listener` (until the task is dropped).
-    pub async fn serve(&self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, self.router()).await
+    /// The bearer-token authenticator, shared with the other facades.
+    pub fn authenticator(&self) -> &Authenticator {
+        &self.auth
     }
 
     /// The caches whose first list has not arrived.
@@ -362,7 +352,7 @@ impl Orchestrator {
 
 /// The documented routes; their handlers' annotations make the OpenAPI document.
 fn api_router() -> OpenApiRouter<Orchestrator> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
+    OpenApiRouter::new()
         .routes(routes!(runs::list_runs, runs::create_run))
         .routes(routes!(runs::get_run, runs::delete_run))
         .routes(routes!(runs::start_run))
@@ -381,122 +371,15 @@ fn api_router() -> OpenApiRouter<Orchestrator> {
         .routes(routes!(health::job_status))
 }
 
-/// The OpenAPI 3.1 document of the API.
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    let (_, mut document) = api_router()
+/// The documented routes, including the public ones, for the OpenAPI document.
+pub(crate) fn documented_routes() -> OpenApiRouter<Orchestrator> {
+    api_router()
         .routes(routes!(health::health))
         .routes(routes!(health::healthz))
         .routes(routes!(health::ready))
         .routes(routes!(webhooks::trigger))
-        .split_for_parts();
-    common_errors(&mut document);
-    document
-}
-
-/// The OpenAPI document as pretty JSON, as checked in as docs/openapi.json.
-pub fn openapi_json() -> String {
-    serde_json::to_string_pretty(&openapi()).unwrap_or_default()
 }
 
 async fn serve_openapi() -> Response {
-    axum::Json(openapi()).into_response()
-}
-
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "Keelson orchestrator API",
-        description = "Runs, flows, agents, webhooks, schedules and Job status of Keelson's workflow orchestration. See docs/orchestrator-api.md.",
-        license(name = "Apache-2.0")
-    ),
-    modifiers(&Security),
-    security(("bearer" = [])),
-    components(schemas(error::ErrorBody, model::RunEvent))
-)]
-struct ApiDoc;
-
-/// Declares the bearer and webhook token schemes.
-struct Security;
-
-impl utoipa::Modify for Security {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
-        components.add_security_scheme(
-            "webhook_token",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-Webhook-Token"))),
-        );
-    }
-}
-
-/// Adds the errors every operation can answer, so clients and schema checks know their shape:
-/// 400, 413 and 415 where there is a body or query, 401/403/429 behind a token, 503 always.
-fn common_errors(document: &mut utoipa::openapi::OpenApi) {
-    use utoipa::openapi::{RefOr, ResponseBuilder, content::ContentBuilder};
-    let error = |description: &str| -> RefOr<utoipa::openapi::Response> {
-        RefOr::T(
-            ResponseBuilder::new()
-                .description(description)
-                .content(
-                    "application/json",
-                    ContentBuilder::new()
-                        .schema(Some(utoipa::openapi::Ref::from_schema_name("ErrorBody")))
-                        .build(),
-                )
-                .build(),
-        )
-    };
-    for (path, item) in document.paths.paths.iter_mut() {
-        let public = !path.starts_with("/api/v1/") || path.starts_with("/api/v1/webhooks/trigger");
-        let operations =
-            [item.get.as_mut(), item.post.as_mut(), item.put.as_mut(), item.delete.as_mut()];
-        for operation in operations.into_iter().flatten() {
-            let responses = &mut operation.responses.responses;
-            let mut add = |code: &str, description: &str| {
-                responses.entry(code.to_owned()).or_insert_with(|| error(description));
-            };
-            if !path.starts_with("/health") {
-                add("400", "The request is malformed or invalid; details name the fields");
-                add("503", "The Kubernetes API is not available");
-            }
-            if operation.request_body.is_some() {
-                add("413", "The body is too large");
-                add("415", "The body is not JSON");
-            }
-            if !public {
-                add("401", "No valid bearer token");
-                add("403", "The token may not do this");
-                add("429", "Too many requests for this token; see Retry-After");
-            }
-        }
-    }
-}
-
-async fn no_route(uri: Uri) -> ApiError {
-    ApiError::no_route(uri.path())
-}
-
-/// 405 with the `Allow` header of the path's documented methods.
-async fn method_not_allowed(path: Option<axum::extract::MatchedPath>) -> ApiError {
-    static ALLOWED: std::sync::LazyLock<BTreeMap<String, String>> =
-        std::sync::LazyLock::new(|| {
-            let document = serde_json::to_value(openapi()).unwrap_or_default();
-            let paths = document["paths"].as_object().cloned().unwrap_or_default();
-            paths
-                .into_iter()
-                .map(|(path, item)| {
-                    let methods: Vec<String> = ["get", "put", "post", "delete"]
-                        .into_iter()
-                        .filter(|m| item.get(m).is_some())
-                        .map(str::to_uppercase)
-                        .collect();
-                    (path, methods.join(","))
-                })
-                .collect()
-        });
-    let allow = path.and_then(|p| ALLOWED.get(p.as_str()).cloned()).unwrap_or_default();
-    ApiError::method_not_allowed(&allow)
+    axum::Json(crate::server::openapi()).into_response()
 }

@@ -6,7 +6,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::error::ApiError;
+use crate::error::ApiError;
 
 /// Items a page holds when the client does not say.
 pub const DEFAULT_LIMIT: usize = 50;

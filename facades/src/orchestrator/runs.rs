@@ -10,12 +10,12 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::convert;
-use super::error::{ApiError, ErrorBody};
-use super::extract::{Json, OptionalJson, Query};
 use super::model::{self, CloneRun, CreateRun, Decision, DecisionRequest, GateDecision, Run};
 use super::page::{Page, PageQuery};
 use super::{Orchestrator, sort_key};
 use crate::auth::Identity;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{Json, OptionalJson, Query};
 
 /// Filters of the run list.
 #[derive(Debug, Default, Deserialize, IntoParams)]

@@ -7,12 +7,12 @@ use axum::{Extension, Json as Reply};
 use keelson_api_crds::workflows as crd;
 
 use super::convert;
-use super::error::{ApiError, ErrorBody};
-use super::extract::{Json, Query};
 use super::model::{Schedule, ScheduleInput};
 use super::page::{Page, PageQuery};
 use super::{Orchestrator, sort_key};
 use crate::auth::Identity;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{Json, Query};
 
 /// Lists schedules, newest first.
 #[utoipa::path(get, path = "/api/v1/schedules", tag = "schedules", params(PageQuery),

@@ -16,10 +16,10 @@ use subtle::ConstantTimeEq;
 
 use super::Orchestrator;
 use super::convert;
-use super::error::{ApiError, ErrorBody};
-use super::extract::Json;
 use super::model::{ParamValue, Run, WebhookCreated, WebhookInput};
 use crate::auth::{Identity, bearer, token};
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::Json;
 
 /// Largest body a trigger takes.
 pub const TRIGGER_BODY_LIMIT: usize = 256 * 1024;

@@ -1,7 +1,8 @@
 //! Deterministic mutation testing over the corpus: no panic, and every accepted mutant
-//! re-encodes stably and survives a change of delimiters with the same values.
+//! re-encodes stably and survives a change of delimiters with the same values and the same
+//! events.
 
-use keelson_hl7v2::{Delimiters, Message};
+use keelson_hl7v2::{Delimiters, MapOptions, Message, map_events};
 
 use crate::support::{corpus, leaves};
 
@@ -61,6 +62,12 @@ fn mutants_never_panic_and_accepted_ones_round_trip() {
         let twin_text = message.encode_with(&hash);
         let twin = Message::parse_str(&twin_text).unwrap_or_else(|e| panic!("{context}: {e}"));
         assert_eq!(leaves(&twin), leaves(&message), "{context}");
+        let events = |m: &Message<'_>| {
+            let mapping = map_events(m, &MapOptions::default()).unwrap();
+            serde_json::to_value(&mapping.events).unwrap()
+        };
+        assert_eq!(events(&twin), events(&message), "{context}");
+        let _ = keelson_hl7v2::redact(&encoded);
     }
     assert!(accepted > 300, "only {accepted} mutants parsed");
 }

@@ -32,9 +32,10 @@ pub struct ErrorBody {
 /// What an error body holds.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorContent {
-    /// Machine-readable code: `BAD_REQUEST`, `INVALID`, `UNAUTHORIZED`, `FORBIDDEN`,
-    /// `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `CONFLICT`, `PAYLOAD_TOO_LARGE`,
-    /// `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMITED`, `UNAVAILABLE` or `INTERNAL`.
+    /// Machine-readable code: `BAD_REQUEST`, `INVALID`, `INVALID_HL7V2_MESSAGE`,
+    /// `INVALID_WORKFLOW`, `UNAUTHORIZED`, `FORBIDDEN`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`,
+    /// `CONFLICT`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMITED`,
+    /// `UNAVAILABLE` or `INTERNAL`.
     pub code: String,
     /// What went wrong.
     pub message: String,
@@ -45,7 +46,11 @@ pub struct ErrorContent {
 /// One problem with one field of a request.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ErrorDetail {
-    /// The field, as a path in the request body, e.g. `nodes[1].agent_id`.
+    /// A machine-readable code of the problem, where there is one (e.g. HL7v2 diagnostics).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The field, as a path in the request body (e.g. `nodes[1].agent_id`) or in an HL7v2
+    /// message (e.g. `PID.3[0]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     /// What is wrong with it, e.g. `cycle detected: a -> b -> a`.
@@ -100,6 +105,15 @@ impl ApiError {
         }
     }
 
+    /// 422 with a code of the caller's choosing (`INVALID_HL7V2_MESSAGE`, `INVALID_WORKFLOW`).
+    pub fn unprocessable(
+        code: &'static str,
+        message: impl Into<String>,
+        details: Vec<ErrorDetail>,
+    ) -> Self {
+        Self { details, ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, code, message) }
+    }
+
     /// 409: the request conflicts with the resource's state.
     pub fn conflict(message: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, "CONFLICT", message)
@@ -107,13 +121,25 @@ impl ApiError {
 
     /// 413: the body is over the limit.
     pub fn too_large() -> Self {
-        let message = "the request body is too large: at most 1 MiB, 256 KiB for webhook triggers";
+        Self::payload_too_large(
+            "the request body is too large: at most 1 MiB (2 MiB for clinical messages, 256 KiB for webhook triggers)",
+        )
+    }
+
+    /// 413 saying which limit was passed.
+    pub fn payload_too_large(message: impl Into<String>) -> Self {
         Self::new(StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", message)
     }
 
     /// 415: the body is not JSON.
     pub fn unsupported_media_type() -> Self {
-        let message = "the request body must be JSON, with Content-Type: application/json";
+        Self::unsupported_media_type_of(
+            "the request body must be JSON, with Content-Type: application/json",
+        )
+    }
+
+    /// 415 saying what the endpoint accepts.
+    pub fn unsupported_media_type_of(message: impl Into<String>) -> Self {
         Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE", message)
     }
 
@@ -161,6 +187,7 @@ impl ApiError {
                 let details = causes
                     .iter()
                     .map(|cause| ErrorDetail {
+                        code: None,
                         field: (!cause.field.is_empty()).then(|| rest_field(&cause.field)),
                         message: cause.message.clone(),
                     })

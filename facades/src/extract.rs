@@ -7,7 +7,7 @@ use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
-use super::error::ApiError;
+use crate::error::ApiError;
 
 /// A required JSON body.
 pub struct Json<T>(pub T);
@@ -18,7 +18,7 @@ pub struct OptionalJson<T>(pub T);
 /// A query string.
 pub struct Query<T>(pub T);
 
-fn is_json(request: &Request) -> bool {
+pub(crate) fn is_json(request: &Request) -> bool {
     request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -32,7 +32,7 @@ fn is_json(request: &Request) -> bool {
         .unwrap_or(false)
 }
 
-async fn bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
+pub(crate) async fn bytes<S: Send + Sync>(request: Request, state: &S) -> Result<Bytes, ApiError> {
     Bytes::from_request(request, state).await.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::too_large()
