@@ -209,6 +209,17 @@ pub struct ModelAutotuneStatus {
     /// The best configuration so far, parameter to value.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub best_config: BTreeMap<String, String>,
+    /// The deployment's settings before the search, parameter to value (an unset parameter is
+    /// absent); restored when the autotune is deleted before it ends.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub baseline_config: BTreeMap<String, String>,
+    /// Decode tokens per second of each workload class with the baseline settings (quality
+    /// guard only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub baseline_quality: BTreeMap<String, f64>,
+    /// The experiment under way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<AutotuneExperiment>,
     /// Every experiment, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<AutotuneStep>,
@@ -243,6 +254,35 @@ pub struct AutotuneProgress {
     pub total: i32,
 }
 
+/// The experiment under way: its candidate and how far it got.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AutotuneExperiment {
+    /// 0 for the baseline, then 1, 2, …
+    pub step: i32,
+    /// The parameter changed (none for the baseline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<String>,
+    /// Its candidate value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Rolling out the candidate, or benchmarking it.
+    pub stage: AutotuneStage,
+    /// When the stage began.
+    pub since: Time,
+}
+
+/// How far an experiment got.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
+pub enum AutotuneStage {
+    /// The candidate is applied; waiting for the deployment to roll it out.
+    RollingOut,
+    /// The benchmark Job of the step is running.
+    Benchmarking,
+    /// The best settings are applied again; waiting for the rollout to finish the search.
+    Finishing,
+}
+
 /// One experiment of an autotune search.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -254,6 +294,9 @@ pub struct AutotuneStep {
     /// Measured throughput, when a benchmark ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_second: Option<f64>,
+    /// Change against the best throughput before this step, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub improvement_percent: Option<f64>,
     /// The change tried, as `key=value`, or `(no change)`.
     pub config_delta: String,
     /// Why the guard vetoed the candidate.
@@ -262,6 +305,8 @@ pub struct AutotuneStep {
     /// What failed, for `rollout_failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// When the experiment ended.
+    pub time: Time,
 }
 
 /// The outcome of one autotune experiment.

@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{
     ResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use keelson_api_crds::serving::ModelDeployment;
 
 use crate::serving::settings::{Settings, labels, owner_reference};
@@ -23,6 +23,9 @@ pub const JOB_SUFFIX: &str = "-benchmark";
 pub const COMPONENT: &str = "model-benchmark";
 /// Key of the results ConfigMap holding the measured tokens per second.
 pub const TOKENS_PER_SECOND_KEY: &str = "tokensPerSecond";
+/// Prefix of the results keys holding a workload class's decode speed, written when the
+/// benchmark probes quality (`decodeTokensPerSecond.lookup`, `decodeTokensPerSecond.novel`).
+pub const QUALITY_KEY_PREFIX: &str = "decodeTokensPerSecond.";
 
 const CONTAINER_NAME: &str = "bench";
 /// A benchmark taking longer than 30 minutes has failed.
@@ -34,30 +37,56 @@ const DEFAULT_MIN_DURATION: &str = "30s";
 
 /// Name of the benchmark Job: `<name>-benchmark`.
 pub fn job_name(md: &ModelDeployment) -> String {
-    format!("{}{JOB_SUFFIX}", name(md))
+    format!("{}{JOB_SUFFIX}", name_of(md))
 }
 
 /// Name of the ConfigMap the benchmark writes: `<name>-benchmark-results`.
 pub fn results_name(md: &ModelDeployment) -> String {
-    format!("{}{RESULTS_SUFFIX}", name(md))
+    format!("{}{RESULTS_SUFFIX}", name_of(md))
 }
 
 /// In-cluster URL of the model's Service: `http://<name>.<namespace>.svc:<port>`.
 pub fn endpoint(md: &ModelDeployment) -> String {
     let namespace = md.metadata.namespace.as_deref().unwrap_or("default");
-    format!("http://{}.{namespace}.svc:{}", name(md), port(md.spec.backend))
+    format!("http://{}.{namespace}.svc:{}", name_of(md), port(md.spec.backend))
 }
 
-/// Arguments of the benchmark command: `bench` with the endpoint, model, backend, results
-/// ConfigMap and the `spec.benchmark` settings (defaults 2 warmups, 5 iterations, batch
-/// size 128, at least 30s).
-pub fn bench_args(md: &ModelDeployment) -> Vec<String> {
-    let config = md.spec.benchmark.as_ref();
-    let warmups = config.map_or(DEFAULT_WARMUP_ITERATIONS, |c| c.warmup_iterations);
-    let iterations = config.map_or(DEFAULT_ITERATIONS, |c| c.iterations);
-    let batch_size = config.map_or(DEFAULT_BATCH_SIZE, |c| c.batch_size);
-    let min_duration = config.map_or(DEFAULT_MIN_DURATION, |c| c.min_duration.as_str());
-    [
+/// How a benchmark run measures: the `bench` flags beside the endpoint and model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchRun {
+    /// Requests sent before measuring.
+    pub warmups: i32,
+    /// Measured requests, at least.
+    pub iterations: i32,
+    /// `max_tokens` per request.
+    pub batch_size: i32,
+    /// Measure at least this long, e.g. `30s`.
+    pub min_duration: String,
+    /// Quality probes per workload class (0: none).
+    pub quality_repeats: i32,
+}
+
+impl BenchRun {
+    /// The run `md`'s `spec.benchmark` asks for (defaults 2 warmups, 5 iterations, batch
+    /// size 128, at least 30s), without quality probes.
+    pub fn of(md: &ModelDeployment) -> BenchRun {
+        let config = md.spec.benchmark.as_ref();
+        BenchRun {
+            warmups: config.map_or(DEFAULT_WARMUP_ITERATIONS, |c| c.warmup_iterations),
+            iterations: config.map_or(DEFAULT_ITERATIONS, |c| c.iterations),
+            batch_size: config.map_or(DEFAULT_BATCH_SIZE, |c| c.batch_size),
+            min_duration: config
+                .map_or(DEFAULT_MIN_DURATION, |c| c.min_duration.as_str())
+                .to_owned(),
+            quality_repeats: 0,
+        }
+    }
+}
+
+/// Arguments of the benchmark command: `bench` with the endpoint, model, backend, the results
+/// ConfigMap `results` and the flags of `run`.
+pub fn bench_args(md: &ModelDeployment, results: &str, run: &BenchRun) -> Vec<String> {
+    let mut args = [
         "bench",
         "--endpoint",
         &endpoint(md),
@@ -66,31 +95,49 @@ pub fn bench_args(md: &ModelDeployment) -> Vec<String> {
         "--backend",
         md.spec.backend.as_str(),
         "--configmap",
-        &results_name(md),
+        results,
         "--warmup-iterations",
-        &warmups.to_string(),
+        &run.warmups.to_string(),
         "--iterations",
-        &iterations.to_string(),
+        &run.iterations.to_string(),
         "--batch-size",
-        &batch_size.to_string(),
+        &run.batch_size.to_string(),
         "--min-duration",
-        min_duration,
+        &run.min_duration,
     ]
     .map(str::to_owned)
-    .to_vec()
+    .to_vec();
+    if run.quality_repeats > 0 {
+        args.extend(["--quality-repeats".to_owned(), run.quality_repeats.to_string()]);
+    }
+    args
 }
 
 /// The benchmark Job of `md`: one attempt plus one retry, at most 30 minutes, owned by `md`.
 pub fn benchmark_job(md: &ModelDeployment, settings: &Settings) -> Job {
-    let mut job_labels = labels(COMPONENT, name(md));
-    job_labels.insert(DEPLOYMENT_LABEL.to_owned(), name(md).to_owned());
+    let args = bench_args(md, &results_name(md), &BenchRun::of(md));
+    let owner = owner_reference(KIND, &md.metadata);
+    bench_job(md, job_name(md), owner, args, settings)
+}
+
+/// A Job running the benchmark command with `args` against `md`, named `name` and owned by
+/// `owner`: one attempt plus one retry, at most 30 minutes.
+pub fn bench_job(
+    md: &ModelDeployment,
+    name: String,
+    owner: OwnerReference,
+    args: Vec<String>,
+    settings: &Settings,
+) -> Job {
+    let mut job_labels = labels(COMPONENT, name_of(md));
+    job_labels.insert(DEPLOYMENT_LABEL.to_owned(), name_of(md).to_owned());
     let container = Container {
         name: CONTAINER_NAME.to_owned(),
         image: Some(settings.bench_image.clone()),
         // A command, not the image's entrypoint: the embedded local node runs Job pods as
         // local processes and needs one.
         command: Some(vec![settings.bench_command.clone()]),
-        args: Some(bench_args(md)),
+        args: Some(args),
         env: Some(vec![pod_namespace()]),
         resources: Some(ResourceRequirements {
             requests: Some(BTreeMap::from([
@@ -103,10 +150,10 @@ pub fn benchmark_job(md: &ModelDeployment, settings: &Settings) -> Job {
     };
     Job {
         metadata: ObjectMeta {
-            name: Some(job_name(md)),
+            name: Some(name),
             namespace: md.metadata.namespace.clone(),
             labels: Some(job_labels.clone()),
-            owner_references: Some(vec![owner_reference(KIND, &md.metadata)]),
+            owner_references: Some(vec![owner]),
             ..ObjectMeta::default()
         },
         spec: Some(JobSpec {
@@ -133,8 +180,21 @@ pub fn tokens_per_second(cm: &ConfigMap) -> Option<f64> {
     raw.trim().parse::<f64>().ok().filter(|tps| tps.is_finite() && *tps > 0.0)
 }
 
+/// The decode speed per workload class in a results ConfigMap (empty when quality was not
+/// probed); values that are not positive finite numbers are left out.
+pub fn quality(cm: &ConfigMap) -> BTreeMap<String, f64> {
+    let Some(data) = cm.data.as_ref() else { return BTreeMap::new() };
+    data.iter()
+        .filter_map(|(key, raw)| {
+            let class = key.strip_prefix(QUALITY_KEY_PREFIX)?;
+            let value = raw.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0)?;
+            Some((class.to_owned(), value))
+        })
+        .collect()
+}
+
 /// The resource name of `md`.
-fn name(md: &ModelDeployment) -> &str {
+fn name_of(md: &ModelDeployment) -> &str {
     md.metadata.name.as_deref().unwrap_or_default()
 }
 
@@ -186,7 +246,7 @@ spec:
     #[test]
     fn args_with_defaults() {
         assert_eq!(
-            bench_args(&md(QWEN)).join(" "),
+            bench_args(&md(QWEN), "qwen-benchmark-results", &BenchRun::of(&md(QWEN))).join(" "),
             "bench --endpoint http://qwen.models.svc:8000 --model qwen --backend vllm \
              --configmap qwen-benchmark-results --warmup-iterations 2 --iterations 5 \
              --batch-size 128 --min-duration 30s"
@@ -201,7 +261,7 @@ spec:
 "
         ));
         assert_eq!(
-            bench_args(&md).join(" "),
+            bench_args(&md, &results_name(&md), &BenchRun::of(&md)).join(" "),
             "bench --endpoint http://qwen.models.svc:8000 --model qwen3-8b --backend vllm \
              --configmap qwen-benchmark-results --warmup-iterations 0 --iterations 20 \
              --batch-size 256 --min-duration 2m"
@@ -230,7 +290,8 @@ spec:
         let c = &pod.containers[0];
         assert_eq!(c.image.as_ref(), Some(&settings.bench_image));
         assert_eq!(c.command, Some(vec!["keelson".to_owned()]));
-        assert_eq!(c.args, Some(bench_args(&md(QWEN))));
+        let qwen = md(QWEN);
+        assert_eq!(c.args, Some(bench_args(&qwen, &results_name(&qwen), &BenchRun::of(&qwen))));
         let ns = c.env.as_ref().expect("env").iter().find(|e| e.name == "POD_NAMESPACE");
         let field = ns.and_then(|e| e.value_from.as_ref()).and_then(|v| v.field_ref.as_ref());
         assert_eq!(field.map(|f| f.field_path.as_str()), Some("metadata.namespace"));

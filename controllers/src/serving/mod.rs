@@ -9,8 +9,10 @@
 //! - [`gpu_group`]: which member of an `Exclusive` GPUGroup holds the GPU;
 //! - [`status`]: a ModelDeployment's status from its cache, Deployment, pods and benchmark;
 //! - [`preflight`]: what stands in a model's way on its GPU node (the `NodeClear` condition);
+//! - [`autotune`]: the ModelAutotune search (started with the others);
 //! - [`weaver`]: the weaver model preflight of ModelRoutings (started by [`weaver::spawn`]).
 
+pub mod autotune;
 pub mod benchmark;
 pub mod cache;
 pub mod gpu_group;

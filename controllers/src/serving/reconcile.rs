@@ -1,6 +1,6 @@
 //! The serving reconcilers: each reads its resource and what it owns, applies the children the
 //! pure builders describe (server-side apply, so a child changed by hand is put back), and
-//! writes the status when it changed.
+//! writes the status when it changed. [`spawn`] also starts the autotune controller.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,6 +88,7 @@ pub fn spawn(client: Client, settings: Settings) -> Vec<JoinHandle<()>> {
         .run(reconcile_cache, retry, ctx.clone())
         .for_each(log("modelcache"));
 
+    let autotune = super::autotune::spawn(client.clone(), ctx.settings.clone());
     let groups = Controller::new(Api::<GPUGroup>::all(client.clone()), all.clone());
     let group_store = groups.store();
     let groups = groups
@@ -104,7 +105,7 @@ pub fn spawn(client: Client, settings: Settings) -> Vec<JoinHandle<()>> {
         .run(reconcile_group, retry, ctx)
         .for_each(log("gpugroup"));
 
-    vec![tokio::spawn(deployments), tokio::spawn(caches), tokio::spawn(groups)]
+    vec![tokio::spawn(deployments), tokio::spawn(caches), tokio::spawn(groups), autotune]
 }
 
 fn retry<K>(_: Arc<K>, _: &Error, _: Arc<Context>) -> Action {

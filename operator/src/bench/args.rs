@@ -30,6 +30,10 @@ pub struct BenchArgs {
     /// Measure for at least this long, e.g. `30s` or `2m`.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = given_duration)]
     pub min_duration: GivenDuration,
+    /// After measuring, probe the decode speed of each workload class (`lookup`, `novel`) this
+    /// many times and record the medians (what the autotune quality guard compares).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub quality_repeats: u32,
     /// Requests in flight at once.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub concurrency: u32,

@@ -29,6 +29,10 @@ pub struct Target {
     pub backend: Backend,
     /// `max_tokens` of text requests.
     pub max_tokens: u32,
+    /// The prompt of text requests.
+    pub prompt: String,
+    /// Sampling temperature of text requests; the server's default when `None`.
+    pub temperature: Option<f64>,
     /// Bearer token, if any.
     pub api_key: Option<String>,
 }
@@ -41,16 +45,19 @@ pub fn request(target: &Target) -> (&'static str, Value) {
             "/v1/images/generations",
             json!({ "model": target.model, "prompt": IMAGE_PROMPT, "n": 1, "size": "512x512" }),
         ),
-        Backend::Vllm | Backend::MlcLlm | Backend::Llamacpp => (
-            "/v1/chat/completions",
-            json!({
+        Backend::Vllm | Backend::MlcLlm | Backend::Llamacpp => {
+            let mut body = json!({
                 "model": target.model,
-                "messages": [{ "role": "user", "content": DEFAULT_PROMPT }],
+                "messages": [{ "role": "user", "content": target.prompt }],
                 "max_tokens": target.max_tokens,
                 "stream": true,
                 "stream_options": { "include_usage": true },
-            }),
-        ),
+            });
+            if let Some(temperature) = target.temperature {
+                body["temperature"] = json!(temperature);
+            }
+            ("/v1/chat/completions", body)
+        }
     }
 }
 
@@ -267,6 +274,8 @@ mod tests {
             model: "qwen".into(),
             backend,
             max_tokens: 64,
+            prompt: DEFAULT_PROMPT.into(),
+            temperature: None,
             api_key: None,
         }
     }

@@ -8,6 +8,7 @@
 pub mod args;
 pub mod client;
 pub mod measure;
+pub mod quality;
 pub mod results;
 pub mod wait;
 
@@ -99,6 +100,8 @@ pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
         model: args.model.clone(),
         backend: args.backend,
         max_tokens: args.batch_size,
+        prompt: client::DEFAULT_PROMPT.to_owned(),
+        temperature: None,
         api_key: args.api_key.clone().filter(|k| !k.is_empty()),
     });
     wait::until_ready(
@@ -122,7 +125,11 @@ pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
     );
     let (samples, wall) = measure(&target, &args).await?;
     let summary = measure::summarize(&samples, wall).ok_or(BenchError::NothingMeasured)?;
-    let results = Results::new(&args, summary);
+    let mut results = Results::new(&args, summary);
+    if args.quality_repeats > 0 && args.backend.generates_text() {
+        eprintln!("probing quality: {} requests per workload class", args.quality_repeats);
+        results.quality = quality::probe(&target, args.quality_repeats).await?;
+    }
     if let Some(Destination { client, namespace, name }) = destination {
         if let Err(source) = results::write(&client, &results, &name, &namespace).await {
             return Err(BenchError::WriteResults { namespace, name, source });

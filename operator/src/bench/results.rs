@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::args::BenchArgs;
 use super::measure::Summary;
+use keelson_controllers::serving::benchmark::QUALITY_KEY_PREFIX;
 
 /// Field manager of the results ConfigMap.
 pub const FIELD_MANAGER: &str = "keelson-bench";
@@ -32,6 +33,8 @@ pub struct Results {
     pub concurrency: u32,
     /// The measured phase.
     pub summary: Summary,
+    /// Decode tokens per second per workload class, when quality was probed.
+    pub quality: BTreeMap<String, f64>,
     /// When the measurement ended (RFC 3339, whole seconds).
     pub timestamp: jiff::Timestamp,
 }
@@ -48,6 +51,7 @@ impl Results {
             min_duration: args.min_duration.text.clone(),
             concurrency: args.concurrency,
             summary,
+            quality: BTreeMap::new(),
             timestamp: jiff::Timestamp::now()
                 .round(jiff::Unit::Second)
                 .unwrap_or_else(|_| jiff::Timestamp::now()),
@@ -73,6 +77,11 @@ impl Results {
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
+        .chain(
+            self.quality
+                .iter()
+                .map(|(class, tps)| (format!("{QUALITY_KEY_PREFIX}{class}"), format!("{tps:.2}"))),
+        )
         .collect()
     }
 
@@ -94,6 +103,7 @@ impl Results {
             "durationSeconds": round(s.duration_seconds, 3),
             "samples": s.samples,
             "timestamp": self.timestamp.to_string(),
+            "quality": self.quality.iter().map(|(c, v)| (c.clone(), json!(round(*v, 2)))).collect::<serde_json::Map<_, _>>(),
         })
     }
 
@@ -170,8 +180,19 @@ mod tests {
                 samples: 10,
                 unstreamed: 0,
             },
+            quality: BTreeMap::new(),
             timestamp: "2026-05-01T12:00:00Z".parse().unwrap(),
         }
+    }
+
+    #[test]
+    fn quality_probes_add_a_key_per_class_that_the_controller_reads() {
+        let mut results = results();
+        results.quality = BTreeMap::from([("lookup".into(), 80.0), ("novel".into(), 41.256)]);
+        let cm = results.configmap("m-step-1", "default");
+        let read = keelson_controllers::serving::benchmark::quality(&cm);
+        assert_eq!(read, BTreeMap::from([("lookup".into(), 80.0), ("novel".into(), 41.26)]));
+        assert_eq!(results.json()["quality"]["novel"], 41.26);
     }
 
     #[test]
