@@ -66,6 +66,18 @@ pub enum Command {
     /// Benchmark a ModelDeployment again: recreate its benchmark Job and results ConfigMap and
     /// follow them to the new throughput figure.
     Benchmark(crate::benchmark::BenchmarkArgs),
+    /// Search a vLLM ModelDeployment's settings for higher throughput (coordinate descent).
+    ///
+    /// Creates a ModelAutotune and follows it: each candidate is applied to the
+    /// ModelDeployment, rolled out and benchmarked, kept when faster, else rolled back. The
+    /// search runs in the controller, so closing the terminal does not stop it; Ctrl-C asks
+    /// whether to stop it and restore the baseline settings (deleting the ModelAutotune does
+    /// the same). Results: ConfigMap `<name>-autotune-log`. Exit codes: 0 finished, 1 failed,
+    /// 2 usage, 130 stopped.
+    Autotune(crate::autotune::AutotuneArgs),
+    /// The model-serving commands: list, status, logs, delete, scale, cache, node, completions.
+    #[command(flatten)]
+    Models(crate::models::ModelCommand),
 }
 
 /// The `keelson token` subcommands.
@@ -104,6 +116,13 @@ impl Cli {
             }
             Command::Bench(args) => block_on(async { Ok(crate::bench::run(args).await?) }),
             Command::Benchmark(args) => block_on(crate::benchmark::run(args)),
+            Command::Autotune(args) => block_on(async {
+                match crate::autotune::run(args).await? {
+                    0 => Ok(()),
+                    code => std::process::exit(code),
+                }
+            }),
+            Command::Models(command) => crate::models::run(command),
         }
     }
 }

@@ -36,8 +36,7 @@ pub fn findings(
 ) -> Vec<String> {
     let mut found = Vec::new();
     for cache in caches.iter().filter(|c| c.spec.storage_strategy == StorageStrategy::Memory) {
-        let selector = &cache.spec.node_selector;
-        if selector.iter().all(|(k, v)| node_labels.get(k) == Some(v)) {
+        if cache_targets(cache, node_labels) {
             found.push(format!("Memory cache {} targets the node", name_of(&cache.metadata)));
         }
     }
@@ -48,7 +47,7 @@ pub fn findings(
             continue;
         }
         let name = name_of(&pod.metadata);
-        if labels.get("app.kubernetes.io/name").map(String::as_str) == Some(SYNCER_COMPONENT) {
+        if is_syncer(pod) {
             found.push(format!("cache syncer pod {name} runs on the node"));
         } else if crash_looping(pod) {
             found.push(format!("pod {name} is crash-looping on the node"));
@@ -57,6 +56,19 @@ pub fn findings(
         }
     }
     found
+}
+
+/// Whether `cache` targets a node with `node_labels`: its node selector matches them (an empty
+/// selector targets every node). Only the `Memory` and `NodeLocal` strategies place copies on
+/// nodes.
+pub fn cache_targets(cache: &ModelCache, node_labels: &BTreeMap<String, String>) -> bool {
+    cache.spec.node_selector.iter().all(|(k, v)| node_labels.get(k) == Some(v))
+}
+
+/// Whether `pod` is a cache syncer's pod (of a `Memory` or `NodeLocal` ModelCache).
+pub fn is_syncer(pod: &Pod) -> bool {
+    pod.metadata.labels.as_ref().and_then(|l| l.get("app.kubernetes.io/name")).map(String::as_str)
+        == Some(SYNCER_COMPONENT)
 }
 
 fn on_node(pod: &Pod, node: &str) -> bool {
@@ -69,7 +81,8 @@ fn phase(pod: &Pod) -> &str {
     pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("Pending")
 }
 
-fn crash_looping(pod: &Pod) -> bool {
+/// Whether a container of `pod` waits in `CrashLoopBackOff`.
+pub fn crash_looping(pod: &Pod) -> bool {
     pod.status.iter().flat_map(|s| s.container_statuses.iter().flatten()).any(|c| {
         c.state.as_ref().and_then(|s| s.waiting.as_ref()).and_then(|w| w.reason.as_deref())
             == Some("CrashLoopBackOff")

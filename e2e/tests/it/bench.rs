@@ -212,7 +212,7 @@ spec:
 /// The program the benchmark Job runs, written into `dir`: the real `keelson bench`, pointed at
 /// `server` (the Job's endpoint is the model's in-cluster Service, which does not resolve on
 /// this machine) and at `dir/kubeconfig` (a local process pod has no service account).
-fn bench_wrapper(dir: &std::path::Path, server: &OpenAiServer) -> String {
+pub fn bench_wrapper(dir: &std::path::Path, server: &OpenAiServer) -> String {
     let script = format!(
         "#!/bin/sh\nexport KUBECONFIG='{kubeconfig}'\nprev=\nfor arg do\n  shift\n  [ \"$prev\" = --endpoint ] && arg='{url}'\n  set -- \"$@\" \"$arg\"\n  prev=$arg\ndone\nexec '{keelson}' \"$@\"\n",
         kubeconfig = dir.join("kubeconfig").display(),

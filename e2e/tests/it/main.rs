@@ -2,7 +2,9 @@
 
 mod api;
 mod api_events;
+mod autotune;
 mod bench;
+mod cli;
 mod clinical;
 mod crash;
 mod kubectl;
