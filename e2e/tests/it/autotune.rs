@@ -16,7 +16,7 @@ use kube::Api;
 use serde_json::Value;
 
 use crate::bench::bench_wrapper;
-use crate::support::{Keelson, eventually};
+use crate::support::{GPU_NODE, Keelson, eventually, qwen};
 
 /// Speeds of the server for a `spec.vllm`: (plain requests, `lookup` class, `novel` class).
 type Speeds = fn(&Value) -> (f64, f64, f64);
@@ -74,29 +74,15 @@ fn server() -> (OpenAiServer, [Rate; 3]) {
 }
 
 fn model(vllm: &str) -> String {
-    format!(
-        "apiVersion: serving.keelson.dev/v1alpha1
-kind: ModelDeployment
-metadata:
-  name: qwen
-spec:
-  backend: vllm
-  model: Qwen/Qwen2.5-7B-Instruct
-  resources:
-    limits: {{nvidia.com/gpu: \"1\"}}
-  benchmark: {{warmupIterations: 0, iterations: 2, batchSize: 32, minDuration: 0s}}
-  vllm: {vllm}
-"
-    )
+    let benchmark =
+        "  benchmark: {warmupIterations: 0, iterations: 2, batchSize: 32, minDuration: 0s}";
+    qwen(&format!("{benchmark}\n  vllm: {vllm}\n"))
 }
 
 /// `keelson up` with one GPU node and the benchmark command pointed at `server`.
 fn keelson_for(server: &OpenAiServer, shim: &std::path::Path) -> Keelson {
     let wrapper = bench_wrapper(shim, server);
-    let k = Keelson::up_with_env(
-        &["--node", "gpu-0,nvidia.com/gpu=1", "--pod-ready-delay", "200ms"],
-        &[("KEELSON_BENCH_COMMAND", &wrapper)],
-    );
+    let k = Keelson::up_with_env(&GPU_NODE, &[("KEELSON_BENCH_COMMAND", &wrapper)]);
     std::fs::copy(k.data_dir().join("kubeconfig"), shim.join("kubeconfig")).unwrap();
     k
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use keelson_e2e::openai::{Behaviour, OpenAiServer};
 use serde_json::Value;
 
-use crate::support::{Keelson, eventually};
+use crate::support::{GPU_NODE, Keelson, eventually, qwen};
 
 /// Runs `keelson <args>`.
 fn keelson(args: &[&str]) -> Output {
@@ -197,18 +197,6 @@ fn bench_writes_the_results_configmap() {
     assert!(managers.contains("keelson-bench"), "{managers}");
 }
 
-const MODEL: &str = "apiVersion: serving.keelson.dev/v1alpha1
-kind: ModelDeployment
-metadata:
-  name: qwen
-spec:
-  backend: vllm
-  model: Qwen/Qwen2.5-7B-Instruct
-  resources:
-    limits: {nvidia.com/gpu: \"1\"}
-  benchmark: {warmupIterations: 0, iterations: 3, batchSize: 32, minDuration: 0s}
-";
-
 /// The program the benchmark Job runs, written into `dir`: the real `keelson bench`, pointed at
 /// `server` (the Job's endpoint is the model's in-cluster Service, which does not resolve on
 /// this machine) and at `dir/kubeconfig` (a local process pod has no service account).
@@ -230,12 +218,11 @@ fn benchmark_measures_a_model_again_and_prints_the_new_figure() {
     let server = OpenAiServer::start(Behaviour::new("qwen", 400.0));
     let shim = tempfile::tempdir().unwrap();
     let wrapper = bench_wrapper(shim.path(), &server);
-    let k = Keelson::up_with_env(
-        &["--node", "gpu-0,nvidia.com/gpu=1", "--pod-ready-delay", "200ms"],
-        &[("KEELSON_BENCH_COMMAND", &wrapper)],
-    );
+    let k = Keelson::up_with_env(&GPU_NODE, &[("KEELSON_BENCH_COMMAND", &wrapper)]);
     std::fs::copy(k.data_dir().join("kubeconfig"), shim.path().join("kubeconfig")).unwrap();
-    k.apply("qwen.yaml", MODEL);
+    let benchmark =
+        "  benchmark: {warmupIterations: 0, iterations: 3, batchSize: 32, minDuration: 0s}\n";
+    k.apply("qwen.yaml", &qwen(benchmark));
     // The first benchmark runs once the model is Ready.
     let tps = || k.jsonpath("modeldeployment", "qwen", "{.status.tokensPerSecond}");
     eventually(60, "the first figure", || !tps().is_empty());

@@ -6,21 +6,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{Keelson, eventually};
-
-const GPU_NODE: [&str; 4] = ["--node", "gpu-0,nvidia.com/gpu=1", "--pod-ready-delay", "200ms"];
-
-const QWEN: &str = "apiVersion: serving.keelson.dev/v1alpha1
-kind: ModelDeployment
-metadata:
-  name: qwen
-spec:
-  backend: vllm
-  model: Qwen/Qwen2.5-7B-Instruct
-  replicas: 1
-  resources:
-    limits: {nvidia.com/gpu: \"1\"}
-";
+use crate::support::{GPU_NODE, Keelson, eventually, qwen};
 
 /// Runs `keelson <args> --kubeconfig <k's kubeconfig>` with `stdin` as its input.
 fn keelson_with(k: &Keelson, args: &[&str], stdin: &str) -> Output {
@@ -101,7 +87,7 @@ fn list_status_scale_logs_and_delete_a_model_deployment() {
         assert!(stderr.contains(not_found), "{command:?}: {stderr}");
     }
 
-    k.apply("qwen.yaml", QWEN);
+    k.apply("qwen.yaml", &qwen(""));
     k.ok(&["create", "namespace", "ml"]);
     k.apply(
         "idle.yaml",
@@ -231,7 +217,7 @@ fn node_check_and_drain_clear_a_gpu_node_in_the_documented_order() {
         "caches.yaml",
         "apiVersion: serving.keelson.dev/v1alpha1\nkind: ModelCache\nmetadata:\n  name: llama\nspec:\n  source: mlc://mlc-ai/Llama-3.1-8B-Instruct-q4f16_1-MLC\n  storageStrategy: Memory\n  nodeSelector: {kubernetes.io/hostname: gpu-0}\n---\napiVersion: serving.keelson.dev/v1alpha1\nkind: ModelCache\nmetadata:\n  name: elsewhere\nspec:\n  source: org/other\n  storageStrategy: Memory\n  nodeSelector: {kubernetes.io/hostname: gpu-9}\n---\napiVersion: serving.keelson.dev/v1alpha1\nkind: ModelCache\nmetadata:\n  name: shared\nspec:\n  source: org/shared\n",
     );
-    k.apply("qwen.yaml", QWEN);
+    k.apply("qwen.yaml", &qwen(""));
     k.ok(&["wait", "--for=condition=Ready", "modeldeployment/qwen", "--timeout=60s"]);
     eventually(30, "the Memory cache to be ready", || {
         k.jsonpath("modelcache", "llama", "{.status.phase}") == "Ready"

@@ -205,6 +205,25 @@ impl Drop for Keelson {
     }
 }
 
+/// `keelson up` flags for a machine with one GPU node and pods ready after 200 ms.
+pub const GPU_NODE: [&str; 4] = ["--node", "gpu-0,nvidia.com/gpu=1", "--pod-ready-delay", "200ms"];
+
+/// A vLLM ModelDeployment `qwen` on one GPU, with `extra` (indented lines) added to its spec.
+pub fn qwen(extra: &str) -> String {
+    format!(
+        "apiVersion: serving.keelson.dev/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: qwen
+spec:
+  backend: vllm
+  model: Qwen/Qwen2.5-7B-Instruct
+  resources:
+    limits: {{nvidia.com/gpu: \"1\"}}
+{extra}"
+    )
+}
+
 /// Polls `check` every 100 ms for up to `secs` seconds.
 pub fn eventually(secs: u64, what: &str, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(secs);
