@@ -228,6 +228,8 @@ fn autotune_converges_to_the_fastest_settings_and_ctrl_c_restores_the_baseline()
     assert_eq!(best, serde_json::json!({ "maxNumSeqs": 4, "enforceEager": false }));
     let searches = k.ok(&["get", "modelautotune", "-o", "jsonpath={.items[*].status.phase}"]);
     assert_eq!(searches, "Succeeded");
+    let under_way = k.ok(&["get", "modelautotune", "-o", "jsonpath={.items[*].status.current}"]);
+    assert_eq!(under_way, "", "a finished search has no experiment under way");
 
     // Ctrl-C in the middle of a second search, answered yes: the search is deleted and the
     // settings it started from come back.
@@ -308,4 +310,29 @@ fn the_quality_guard_vetoes_a_faster_candidate_that_halves_novel_decoding() {
         speculative,
         serde_json::json!({"method": "ngram", "numSpeculativeTokens": 7, "promptLookupMax": 6, "promptLookupMin": 1})
     );
+
+    // Refusals: an unknown model, -A, and a search of a deployment that does not exist.
+    let keelson = |args: &[&str]| {
+        let kubeconfig = k.data_dir().join("kubeconfig");
+        let output = Command::new(keelson_e2e::keelson_binary())
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .output()
+            .unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let (code, stderr) = keelson(&["autotune", "nope", "-n", "default"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("ModelDeployment \"nope\" not found in namespace \"default\""),
+        "{stderr}"
+    );
+    let (code, stderr) = keelson(&["autotune", "qwen", "-A"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("pass -n NAMESPACE, not -A"), "{stderr}");
+    k.apply("orphan.yaml", "apiVersion: serving.keelson.dev/v1alpha1\nkind: ModelAutotune\nmetadata: {name: orphan}\nspec: {deploymentRef: gone}\n");
+    let reason = || k.jsonpath("modelautotune", "orphan", "{.status.conditions[0].reason}");
+    eventually(30, "the orphan search to fail", || reason() == "DeploymentNotFound");
+    assert_eq!(k.jsonpath("modelautotune", "orphan", "{.status.phase}"), "Failed");
 }

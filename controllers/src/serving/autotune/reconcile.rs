@@ -7,12 +7,13 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use keelson_api_crds::conditions::{Status, Update};
 use keelson_api_crds::serving::{
     AutotuneAction, AutotunePhase, AutotuneStage, Backend, GPUGroup, ModelAutotune,
     ModelAutotuneStatus, ModelDeployment,
 };
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::finalizer::{self, finalizer};
@@ -76,7 +77,12 @@ pub fn spawn(client: Client, settings: Settings) -> JoinHandle<()> {
 async fn reconcile(at: Arc<ModelAutotune>, ctx: Arc<Context>) -> Result<Action> {
     let api: Api<ModelAutotune> =
         Api::namespaced(ctx.client.clone(), &at.namespace().unwrap_or_default());
-    finalizer(&api, FINALIZER, at, |event| async {
+    // Read it fresh: the cache may not hold this controller's last status write yet, and every
+    // stage acts on what the status says.
+    let Some(at) = api.get_opt(&at.name_any()).await? else {
+        return Ok(Action::await_change());
+    };
+    finalizer(&api, FINALIZER, Arc::new(at), |event| async {
         match event {
             finalizer::Event::Apply(at) => advance(&at, &ctx).await,
             finalizer::Event::Cleanup(at) => restore(&at, &ctx).await,
@@ -91,7 +97,8 @@ fn step_name(at: &ModelAutotune, step: i32) -> String {
     format!("{}-step-{step}", at.name_any())
 }
 
-/// Moves the search one stage on.
+/// Moves the search one stage on. Each stage makes sure of what it waits for (the candidate's
+/// settings applied, the step's Job created), so a write that failed half way is redone.
 async fn advance(at: &ModelAutotune, ctx: &Context) -> Result<Action> {
     let mut status = at.status.clone().unwrap_or_default();
     if matches!(status.phase, Some(AutotunePhase::Succeeded | AutotunePhase::Failed)) {
@@ -113,16 +120,23 @@ async fn advance(at: &ModelAutotune, ctx: &Context) -> Result<Action> {
         let total = status.progress.as_ref().map_or(0, |p| p.total);
         let message = format!("benchmarking the baseline; {total} candidates to try");
         set_condition(&mut status, at, Status::Unknown, "Searching", &message);
+        write(ctx, at, &status).await?;
         if space::drops_speculative(&at.spec.search_space, at.spec.quality_guard.enabled) {
             let note = "the quality guard is off: speculativeConfig is left out of the search";
             api::record(&ctx.recorder, at, false, "SpeculativeDecodingSkipped", note.into()).await;
         }
-        write(ctx, at, &status).await?;
         return Ok(Action::requeue(POLL));
     };
-    let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), &namespace);
     match current.stage {
         AutotuneStage::RollingOut | AutotuneStage::Finishing => {
+            let config = search::candidate_config(&status);
+            if space::config_of(md.spec.vllm.as_ref()) != config {
+                // Not applied yet, or changed by hand: during a search these settings are its.
+                let patch = Patch::Merge(space::patch(&config));
+                models.patch(&md.name_any(), &PatchParams::default(), &patch).await?;
+                return Ok(Action::requeue(POLL));
+            }
+            let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), &namespace);
             let deployment = deployments.get_opt(&md.name_any()).await?;
             let state = rollout::state(&md, deployment.as_ref());
             let waited = now.duration_since(current.since.0).as_secs();
@@ -134,20 +148,11 @@ async fn advance(at: &ModelAutotune, ctx: &Context) -> Result<Action> {
                     finish(at, ctx, status, Some(note)).await
                 }
                 (Rollout::Done, _) => {
-                    let run = bench_run(at);
-                    let name = step_name(at, current.step);
-                    let args = benchmark::bench_args(&md, &name, &run);
-                    let owner = owner_reference("ModelAutotune", &at.metadata);
-                    let job = benchmark::bench_job(&md, name, owner, args, &ctx.settings);
-                    let jobs = Api::<Job>::namespaced(ctx.client.clone(), &namespace);
-                    api::create_if_absent(&jobs, &job).await?;
-                    status.current = Some(search::experiment(
-                        current.step,
-                        candidate(&current),
-                        AutotuneStage::Benchmarking,
-                        now,
-                    ));
+                    let stage = AutotuneStage::Benchmarking;
+                    let candidate = candidate(&current);
+                    status.current = Some(search::experiment(current.step, candidate, stage, now));
                     write(ctx, at, &status).await?;
+                    start_benchmark(at, ctx, &md, current.step).await?;
                     Ok(Action::requeue(POLL))
                 }
                 (Rollout::Waiting(why), _) if timed_out => {
@@ -169,11 +174,30 @@ async fn advance(at: &ModelAutotune, ctx: &Context) -> Result<Action> {
                 },
                 (None, Some(job)) if !job_failed(job) => return Ok(Action::requeue(POLL)),
                 (None, Some(_)) => Outcome::Failed(format!("benchmark Job {name} failed")),
-                (None, None) => Outcome::Failed(format!("benchmark Job {name} was deleted")),
+                (None, None) => {
+                    // Not created yet (the status is written first), or deleted by hand.
+                    start_benchmark(at, ctx, &md, current.step).await?;
+                    return Ok(Action::requeue(POLL));
+                }
             };
             conclude(at, ctx, &md, status, outcome).await
         }
     }
+}
+
+/// Creates the benchmark Job of `step`, owned by the autotune, unless it exists.
+async fn start_benchmark(
+    at: &ModelAutotune,
+    ctx: &Context,
+    md: &ModelDeployment,
+    step: i32,
+) -> Result<()> {
+    let name = step_name(at, step);
+    let args = benchmark::bench_args(md, &name, &bench_run(at));
+    let owner = owner_reference("ModelAutotune", &at.metadata);
+    let job = benchmark::bench_job(md, name, owner, args, &ctx.settings);
+    let jobs = Api::<Job>::namespaced(ctx.client.clone(), &at.namespace().unwrap_or_default());
+    Ok(api::create_if_absent(&jobs, &job).await?)
 }
 
 /// Why `md` cannot be tuned, if it cannot.
@@ -236,8 +260,9 @@ fn job_failed(job: &Job) -> bool {
         .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Failed" && c.status == "True"))
 }
 
-/// Records the outcome of the experiment under way, then starts the next one, or applies the
-/// best settings to finish.
+/// Records the outcome of the experiment under way and moves on to the next experiment, or to
+/// applying the best settings. The status is written first, so a failed or conflicting write
+/// leaves nothing half done; the next stage applies the settings the status names.
 async fn conclude(
     at: &ModelAutotune,
     ctx: &Context,
@@ -247,32 +272,14 @@ async fn conclude(
 ) -> Result<Action> {
     let now = jiff::Timestamp::now();
     let step = search::record(&at.spec, &mut status, outcome, now);
-    let namespace = at.namespace().unwrap_or_default();
-    let name = step_name(at, step.step);
-    api::delete_if_present(&Api::<Job>::namespaced(ctx.client.clone(), &namespace), &name).await?;
-    api::delete_if_present(&Api::<ConfigMap>::namespaced(ctx.client.clone(), &namespace), &name)
-        .await?;
-    let note = describe(&step);
-    let warning = step.action == AutotuneAction::RolloutFailed;
-    api::record(&ctx.recorder, at, warning, &reason(step.action), note).await;
-    if step.action == AutotuneAction::Baseline || step.step > 0 {
-        api::apply(&ctx.client, crate::serving::MANAGER, &namespace, &log::configmap(md, &status))
-            .await?;
-    }
     if step.step == 0 && step.action != AutotuneAction::Baseline {
-        let message =
-            format!("the baseline could not be measured: {}", step.error.unwrap_or_default());
+        let error = step.error.clone().unwrap_or_default();
+        let message = format!("the baseline could not be measured: {error}");
         return fail(at, ctx, status, "BaselineFailed", &message).await;
     }
     let next = search::next(&at.spec, &status);
     let stage = if next.is_some() { AutotuneStage::RollingOut } else { AutotuneStage::Finishing };
-    let number = step.step + 1;
-    status.current = Some(search::experiment(number, next, stage, now));
-    let config = search::candidate_config(&status);
-    let models = Api::<ModelDeployment>::namespaced(ctx.client.clone(), &namespace);
-    models
-        .patch(&md.name_any(), &PatchParams::default(), &Patch::Merge(space::patch(&config)))
-        .await?;
+    status.current = Some(search::experiment(step.step + 1, next, stage, now));
     let progress = status.progress.clone().unwrap_or_default();
     let message = format!(
         "{} of {} candidates tried; best {:.1} tokens/s",
@@ -282,6 +289,19 @@ async fn conclude(
     );
     set_condition(&mut status, at, Status::Unknown, "Searching", &message);
     write(ctx, at, &status).await?;
+
+    let namespace = at.namespace().unwrap_or_default();
+    let name = step_name(at, step.step);
+    api::delete_if_present(&Api::<Job>::namespaced(ctx.client.clone(), &namespace), &name).await?;
+    let results = Api::<ConfigMap>::namespaced(ctx.client.clone(), &namespace);
+    api::delete_if_present(&results, &name).await?;
+    let warning = step.action == AutotuneAction::RolloutFailed;
+    api::record(&ctx.recorder, at, warning, &reason(step.action), describe(&step)).await;
+    let log = log::configmap(md, &status);
+    api::apply(&ctx.client, crate::serving::MANAGER, &namespace, &log).await?;
+    let patch = Patch::Merge(space::patch(&search::candidate_config(&status)));
+    let models = Api::<ModelDeployment>::namespaced(ctx.client.clone(), &namespace);
+    models.patch(&md.name_any(), &PatchParams::default(), &patch).await?;
     Ok(Action::requeue(POLL))
 }
 
@@ -295,7 +315,7 @@ async fn finish(
     let now = jiff::Timestamp::now();
     status.current = None;
     status.phase = Some(AutotunePhase::Succeeded);
-    status.completion_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now));
+    status.completion_time = Some(Time(now));
     let baseline = status.baseline_tokens_per_second.unwrap_or_default();
     let best = status.best_tokens_per_second.unwrap_or_default();
     let changes: Vec<_> = status
@@ -304,33 +324,31 @@ async fn finish(
         .filter(|(k, v)| status.baseline_config.get(*k) != Some(*v))
         .map(|(k, v)| space::delta(k, v))
         .collect();
+    let changes = if changes.is_empty() {
+        "the baseline settings stay".to_owned()
+    } else {
+        changes.join(",")
+    };
+    let gain = search::percent(best, baseline);
     let mut message = format!(
-        "best {best:.1} tokens/s, {:+.2}% over the baseline's {baseline:.1}: {}",
-        search::percent(best, baseline),
-        if changes.is_empty() {
-            "the baseline settings stay".to_owned()
-        } else {
-            changes.join(",")
-        }
+        "best {best:.1} tokens/s, {gain:+.2}% over the baseline's {baseline:.1}: {changes}"
     );
     if let Some(problem) = problem {
         message.push_str(&format!(" ({problem})"));
     }
     set_condition(&mut status, at, Status::True, "SearchComplete", &message);
+    write(ctx, at, &status).await?;
     let namespace = at.namespace().unwrap_or_default();
-    if let Some(md) = Api::<ModelDeployment>::namespaced(ctx.client.clone(), &namespace)
-        .get_opt(&at.spec.deployment_ref)
-        .await?
-    {
-        api::apply(&ctx.client, crate::serving::MANAGER, &namespace, &log::configmap(&md, &status))
-            .await?;
+    let models = Api::<ModelDeployment>::namespaced(ctx.client.clone(), &namespace);
+    if let Some(md) = models.get_opt(&at.spec.deployment_ref).await? {
+        let log = log::configmap(&md, &status);
+        api::apply(&ctx.client, crate::serving::MANAGER, &namespace, &log).await?;
     }
     api::record(&ctx.recorder, at, false, "SearchComplete", message).await;
-    write(ctx, at, &status).await?;
     Ok(Action::await_change())
 }
 
-/// Ends a search that cannot go on; the deployment keeps (or gets back) its baseline.
+/// Ends a search that cannot go on; the deployment gets its baseline settings back.
 async fn fail(
     at: &ModelAutotune,
     ctx: &Context,
@@ -338,16 +356,16 @@ async fn fail(
     reason: &str,
     message: &str,
 ) -> Result<Action> {
+    // Restored before the status says Failed: a failed search is not looked at again.
     if status.current.is_some() {
         restore_baseline(at, ctx, &status).await?;
     }
     status.current = None;
     status.phase = Some(AutotunePhase::Failed);
-    status.completion_time =
-        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(jiff::Timestamp::now()));
+    status.completion_time = Some(Time(jiff::Timestamp::now()));
     set_condition(&mut status, at, Status::False, reason, message);
-    api::record(&ctx.recorder, at, true, reason, message.to_owned()).await;
     write(ctx, at, &status).await?;
+    api::record(&ctx.recorder, at, true, reason, message.to_owned()).await;
     Ok(Action::await_change())
 }
 
@@ -397,8 +415,17 @@ fn set_condition(
     status.observed.set(update, at.metadata.generation, jiff::Timestamp::now());
 }
 
+/// Writes `status` whole (fields it leaves out are removed, unlike a merge patch) onto the
+/// resourceVersion `at` was read at: a write computed from an older read fails with a 409.
 async fn write(ctx: &Context, at: &ModelAutotune, status: &ModelAutotuneStatus) -> Result<()> {
-    api::write_status_at_version(&ctx.client, at, at.status.as_ref(), status).await?;
+    if at.status.as_ref() == Some(status) {
+        return Ok(());
+    }
+    let api: Api<ModelAutotune> =
+        Api::namespaced(ctx.client.clone(), &at.namespace().unwrap_or_default());
+    let mut object = at.clone();
+    object.status = Some(status.clone());
+    api.replace_status(&at.name_any(), &PostParams::default(), &object).await?;
     Ok(())
 }
 
