@@ -3,23 +3,14 @@
 //! zero, puts back children changed or deleted by hand, keeps its benchmark figure, and takes
 //! its children with it; a Memory cache's syncer follows the cache.
 
-use crate::support::{Keelson, eventually};
+use crate::support::{Keelson, eventually, qwen};
 
 const GPU_NODE: [&str; 4] = ["--node", "gpu-0,nvidia.com/gpu=2", "--pod-ready-delay", "200ms"];
 
-const MODEL: &str = "apiVersion: serving.keelson.dev/v1alpha1
-kind: ModelDeployment
-metadata:
-  name: qwen
-spec:
-  backend: vllm
-  model: Qwen/Qwen2.5-7B-Instruct
-  replicas: 1
-  resources:
-    limits: {nvidia.com/gpu: \"1\"}
-  litellm:
-    aliases: [qwen-chat]
-";
+/// The model of these tests, published under an alias.
+fn model() -> String {
+    qwen("  litellm:\n    aliases: [qwen-chat]\n")
+}
 
 fn ready(k: &Keelson) -> String {
     k.jsonpath("modeldeployment", "qwen", "{.status.conditions[?(@.type==\"Ready\")].status}")
@@ -28,7 +19,7 @@ fn ready(k: &Keelson) -> String {
 #[test]
 fn a_model_deployment_serves_scales_to_zero_and_puts_its_children_back() {
     let k = Keelson::up_with(&GPU_NODE);
-    k.apply("qwen.yaml", MODEL);
+    k.apply("qwen.yaml", &model());
     k.ok(&["wait", "--for=condition=Ready", "modeldeployment/qwen", "--timeout=60s"]);
     let table = k.ok(&["get", "modeldeployments"]);
     let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
@@ -86,7 +77,7 @@ fn a_model_deployment_serves_scales_to_zero_and_puts_its_children_back() {
 #[test]
 fn a_benchmark_figure_reaches_the_status_and_survives_a_restart() {
     let mut k = Keelson::up_with(&GPU_NODE);
-    k.apply("qwen.yaml", MODEL);
+    k.apply("qwen.yaml", &model());
     k.ok(&["wait", "--for=condition=Ready", "modeldeployment/qwen", "--timeout=60s"]);
     eventually(30, "the benchmark Job", || {
         k.kubectl(&["get", "job", "qwen-benchmark"]).status.success()
@@ -205,7 +196,7 @@ fn a_gpu_group_swaps_to_the_model_with_demand_and_not_back_inside_the_cooldown()
 #[test]
 fn deleting_the_benchmark_job_removes_its_pods_and_a_deleted_serving_pod_comes_back() {
     let k = Keelson::up_with(&GPU_NODE);
-    k.apply("qwen.yaml", MODEL);
+    k.apply("qwen.yaml", &model());
     k.ok(&["wait", "--for=condition=Ready", "modeldeployment/qwen", "--timeout=60s"]);
     let serving_pods = || {
         k.ok(&[
