@@ -43,6 +43,11 @@ pub struct UpArgs {
     /// Address of the Prometheus metrics endpoint (`/metrics`).
     #[arg(long, env = "KEELSON_METRICS_BIND", default_value = "127.0.0.1:9090")]
     pub metrics_bind: SocketAddr,
+    /// Run only the Kubernetes API (CRDs installed) and the local node: no Keelson
+    /// controllers, HTTP API or metrics endpoint. For running a controller under development
+    /// against it, or measuring the API server alone.
+    #[arg(long)]
+    pub no_controllers: bool,
 }
 
 /// A duration such as `2s`, `500ms` or `1m`.
@@ -77,10 +82,8 @@ impl UpArgs {
 pub struct ControlPlane {
     /// The API server.
     pub server: RunningServer,
-    /// Where the HTTP API listens.
-    pub api_addr: SocketAddr,
-    /// Where the metrics endpoint listens.
-    pub metrics_addr: SocketAddr,
+    /// The controllers and the HTTP endpoints, unless `--no-controllers`.
+    pub services: Option<Services>,
     node: LocalNode,
     controllers: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -94,6 +97,14 @@ impl ControlPlane {
         self.node.shutdown().await;
         self.server.shutdown(Duration::from_secs(5)).await;
     }
+}
+
+/// Where the HTTP endpoints that run beside the controllers listen.
+pub struct Services {
+    /// Where the HTTP API listens.
+    pub api_addr: SocketAddr,
+    /// Where the metrics endpoint listens.
+    pub metrics_addr: SocketAddr,
 }
 
 /// The file name of the kubeconfig inside the data directory.
@@ -116,24 +127,37 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     {
         settings.serving.bench_command = exe.display().to_string();
     }
-    let listeners = crate::api::Listeners::bind(args.api_bind, args.metrics_bind).await?;
+    let listeners = if args.no_controllers {
+        None
+    } else {
+        Some(crate::api::Listeners::bind(args.api_bind, args.metrics_bind).await?)
+    };
     let mut config = ServerConfig::new(&args.data_dir);
     config.bind = args.bind;
     let server = server::start(config).await.context("starting the embedded API server")?;
     let kubeconfig = server.kubeconfig();
     let client = client(&kubeconfig).await?;
     install_crds(&client).await?;
-    ensure_api_token(&client, &settings.api.namespace, &args.data_dir.join(API_TOKEN)).await?;
+    if listeners.is_some() {
+        ensure_api_token(&client, &settings.api.namespace, &args.data_dir.join(API_TOKEN)).await?;
+    }
     // Written once every CRD is served and the API token is stored, so a client that finds it
     // finds all of them.
     write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     let node =
         node::start(client.clone(), node_options).await.context("starting the local node")?;
-    let api_addr = listeners.api.local_addr()?;
-    let metrics_addr = listeners.metrics.local_addr()?;
-    let controllers = crate::api::spawn(client, settings, listeners).await?;
+    let (services, controllers) = match listeners {
+        Some(listeners) => {
+            let services = Services {
+                api_addr: listeners.api.local_addr()?,
+                metrics_addr: listeners.metrics.local_addr()?,
+            };
+            (Some(services), crate::api::spawn(client, settings, listeners).await?)
+        }
+        None => (None, Vec::new()),
+    };
     tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, url = %server.url(), "control plane up");
-    Ok(ControlPlane { server, api_addr, metrics_addr, node, controllers })
+    Ok(ControlPlane { server, services, node, controllers })
 }
 
 /// Makes sure `path` holds a write token of the REST API: the one there if it is still
@@ -198,10 +222,15 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     println!("Keelson is up.");
     println!("  Kubernetes API  {}", server.url());
     println!("  kubeconfig      {}", kubeconfig.display());
-    println!("  REST API        http://{}/api/v1", plane.api_addr);
-    println!("  HL7v2 parsing   http://{}/api/v1/parse", plane.api_addr);
-    println!("  API token       {} (write scope)", data_dir.join(API_TOKEN).display());
-    println!("  metrics         http://{}/metrics", plane.metrics_addr);
+    match &plane.services {
+        Some(services) => {
+            println!("  REST API        http://{}/api/v1", services.api_addr);
+            println!("  HL7v2 parsing   http://{}/api/v1/parse", services.api_addr);
+            println!("  API token       {} (write scope)", data_dir.join(API_TOKEN).display());
+            println!("  metrics         http://{}/metrics", services.metrics_addr);
+        }
+        None => println!("  controllers     not running (--no-controllers)"),
+    }
     println!("  data            {}", data_dir.display());
     println!();
     println!("Try:");
@@ -211,12 +240,14 @@ pub async fn run(args: UpArgs) -> anyhow::Result<()> {
     println!(
         "  kubectl create job hello --image=busybox -- sh -c 'echo hello from a local process'"
     );
-    println!(
-        "  curl -H \"Authorization: Bearer $(cat {})\" http://{}/api/v1/flows",
-        data_dir.join(API_TOKEN).display(),
-        plane.api_addr
-    );
-    println!("  keelson token create --scope read   # a token for someone who only reads");
+    if let Some(services) = &plane.services {
+        println!(
+            "  curl -H \"Authorization: Bearer $(cat {})\" http://{}/api/v1/flows",
+            data_dir.join(API_TOKEN).display(),
+            services.api_addr
+        );
+        println!("  keelson token create --scope read   # a token for someone who only reads");
+    }
     println!();
     println!("Press Ctrl-C to stop.");
     stop_requested().await?;

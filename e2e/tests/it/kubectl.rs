@@ -304,3 +304,23 @@ fn imperative_create_commands_send_protobuf_and_work() {
         "an unserved kind is refused as NotFound: {refused}"
     );
 }
+
+#[test]
+fn no_controllers_serves_the_kubernetes_api_alone() {
+    let mut k = Keelson::up_with(&["--no-controllers"]);
+    k.apply(
+        "agent.yaml",
+        "apiVersion: workflows.keelson.dev/v1alpha1\nkind: Agent\nmetadata:\n  name: echo\n  namespace: default\nspec:\n  image: busybox:1.36\n  command: [sh, -c]\n  args: [echo hi]\n",
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(k.jsonpath("agent", "echo", "{.status}"), "", "no controller marked it");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", k.api_port)).is_err(), "no REST API");
+    assert!(!k.data_dir().join("api-token").exists(), "no REST API token");
+
+    // The same data dir with the controllers: the Agent controller catches up.
+    k.restart_with(&[]);
+    eventually(30, "the Agent to be Ready", || {
+        k.jsonpath("agent", "echo", "{.status.conditions[?(@.type==\"Ready\")].status}") == "True"
+    });
+    assert!(k.data_dir().join("api-token").exists());
+}

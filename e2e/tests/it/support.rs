@@ -87,6 +87,13 @@ impl Keelson {
         panic!("keelson up did not become ready in 30 s");
     }
 
+    /// Kills the process and starts it again on the same data dir with other arguments.
+    pub fn restart_with(&mut self, args: &[&str]) {
+        self.kill();
+        self.args = args.iter().map(|a| (*a).to_owned()).collect();
+        self.start();
+    }
+
     /// Kills the process with SIGKILL.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
