@@ -41,8 +41,24 @@ pub async fn client(kubeconfig: Option<&Path>) -> anyhow::Result<kube::Client> {
                 .with_context(|| format!("reading {}", path.display()))?;
             crate::up::client(&yaml).await
         }
-        None => kube::Client::try_default()
+        None => inferred_client()
             .await
             .context("finding a cluster (--kubeconfig, KUBECONFIG, ~/.kube/config or in-cluster)"),
     }
+}
+
+/// A client of the cluster `KUBECONFIG`, `~/.kube/config` or the in-cluster service account
+/// names.
+pub async fn inferred_client() -> anyhow::Result<kube::Client> {
+    from_config(kube::Config::infer().await?)
+}
+
+/// A client that names itself `keelson/<version>` in `User-Agent`, so that the API server
+/// records `keelson` as the field manager of the writes that name none.
+pub fn from_config(mut config: kube::Config) -> anyhow::Result<kube::Client> {
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(concat!("keelson/", env!("CARGO_PKG_VERSION"))),
+    ));
+    Ok(kube::Client::try_from(config)?)
 }

@@ -19,7 +19,7 @@ pub struct OperatorArgs {
 /// in-cluster service account, else from `KUBECONFIG` or `~/.kube/config`.
 pub async fn run(args: OperatorArgs) -> anyhow::Result<()> {
     let settings = crate::api::Settings::from_env()?;
-    let client = kube::Client::try_default()
+    let client = crate::kube_args::inferred_client()
         .await
         .context("connecting to the cluster (in-cluster service account or KUBECONFIG)")?;
     let listeners = crate::api::Listeners::bind(args.api_bind, args.metrics_bind).await?;

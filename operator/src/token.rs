@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use keelson_facades::auth::{self, Scope};
 
 /// Settings of `keelson token create`.
@@ -25,16 +24,7 @@ pub struct CreateArgs {
 
 /// Creates the token and prints it on stdout.
 pub async fn create(args: CreateArgs) -> anyhow::Result<()> {
-    let local = PathBuf::from(".keelson").join(crate::up::KUBECONFIG);
-    let kubeconfig = args.kubeconfig.or_else(|| local.exists().then_some(local));
-    let client = match &kubeconfig {
-        Some(path) => {
-            let yaml = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            crate::up::client(&yaml).await?
-        }
-        None => kube::Client::try_default().await.context("finding a cluster (KUBECONFIG)")?,
-    };
+    let client = crate::kube_args::client(args.kubeconfig.as_deref()).await?;
     let name = match args.name {
         Some(name) => name,
         None => format!(

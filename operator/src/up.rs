@@ -186,7 +186,7 @@ pub(crate) async fn client(kubeconfig: &str) -> anyhow::Result<kube::Client> {
     let kubeconfig = Kubeconfig::from_yaml(kubeconfig).context("parsing the kubeconfig")?;
     let config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok(kube::Client::try_from(config)?)
+    crate::kube_args::from_config(config)
 }
 
 /// Server-side applies every Keelson CRD (field manager `keelson`, forced).

@@ -323,4 +323,7 @@ fn no_controllers_serves_the_kubernetes_api_alone() {
         k.jsonpath("agent", "echo", "{.status.conditions[?(@.type==\"Ready\")].status}") == "True"
     });
     assert!(k.data_dir().join("api-token").exists());
+    // Keelson's client names itself, so its status write has a named field manager.
+    let managers = k.jsonpath("agent", "echo", "{.metadata.managedFields[*].manager}");
+    assert_eq!(managers, "kubectl-client-side-apply keelson", "{managers}");
 }
