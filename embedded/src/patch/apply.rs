@@ -6,6 +6,7 @@
 //! messages, the cap of ten Update managers).
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
@@ -241,7 +242,7 @@ fn field(name: &str) -> Pe {
 }
 
 /// Fields never recorded as owned (upstream `stripMetaManager`).
-fn stripped_fields() -> FieldSet {
+static STRIPPED_FIELDS: LazyLock<FieldSet> = LazyLock::new(|| {
     let mut s = FieldSet::new();
     s.insert(&[field("apiVersion")]);
     s.insert(&[field("kind")]);
@@ -260,10 +261,10 @@ fn stripped_fields() -> FieldSet {
         s.insert(&[field("metadata"), field(f)]);
     }
     s
-}
+});
 
 /// Fields apply never removes from the object.
-fn protected_fields() -> FieldSet {
+static PROTECTED_FIELDS: LazyLock<FieldSet> = LazyLock::new(|| {
     let mut s = FieldSet::new();
     s.insert(&[field("apiVersion")]);
     s.insert(&[field("kind")]);
@@ -271,16 +272,18 @@ fn protected_fields() -> FieldSet {
     s.insert(&[field("metadata"), field("name")]);
     s.insert(&[field("metadata"), field("namespace")]);
     s
-}
+});
 
 /// A copy of `obj` without `metadata.managedFields` (or `{}`), and those managed fields.
 fn split_managed_fields(obj: Option<&Value>) -> (Value, Option<Value>) {
     let mut v = obj.cloned().unwrap_or_else(|| Value::Object(Map::new()));
-    let mf = v
-        .get_mut("metadata")
-        .and_then(Value::as_object_mut)
-        .and_then(|m| m.remove("managedFields"));
+    let mf = take_managed_fields(&mut v);
     (v, mf)
+}
+
+/// Removes and returns `metadata.managedFields`.
+fn take_managed_fields(obj: &mut Value) -> Option<Value> {
+    obj.get_mut("metadata").and_then(Value::as_object_mut).and_then(|m| m.remove("managedFields"))
 }
 
 /// Stores `entries` in `obj.metadata.managedFields` (removes the field when there are none).
@@ -429,7 +432,7 @@ pub fn apply(req: ApplyRequest) -> Result<Value, ApplyError> {
     if !last.is_empty() {
         let keep =
             entries.iter().fold(FieldSet::new(), |acc, e| acc.union(&e.set)).with_field_ancestors();
-        let remove = last.with_field_ancestors().difference(&keep).difference(&protected_fields());
+        let remove = last.with_field_ancestors().difference(&keep).difference(&PROTECTED_FIELDS);
         w.remove_items(&mut merged, &remove);
     }
 
@@ -464,12 +467,11 @@ pub fn apply(req: ApplyRequest) -> Result<Value, ApplyError> {
     for (i, owned) in conflicts {
         entries[i].set = entries[i].set.difference(&owned);
     }
-    let strip = stripped_fields();
     for (i, e) in entries.iter_mut().enumerate() {
         if i != me {
             e.set = e.set.difference(&cmp.removed);
         }
-        e.set = e.set.difference(&strip);
+        e.set = e.set.difference(&STRIPPED_FIELDS);
     }
     if entries[me].time.is_none() || entries[me].set != last || live != merged {
         entries[me].time = Some(req.now.to_owned());
@@ -494,7 +496,7 @@ fn is_reset(fields: Option<&Value>) -> bool {
 /// the stored ones (`[]` or `[{}]` clears them), except on a subresource.
 pub fn track_update(
     old: Option<&Value>,
-    new: &Value,
+    mut new_obj: Value,
     manager: &str,
     lists: &dyn ListSemantics,
     api_version: &str,
@@ -502,7 +504,7 @@ pub fn track_update(
     now: &str,
 ) -> Value {
     let (old_obj, old_fields) = split_managed_fields(old);
-    let (mut new_obj, new_fields) = split_managed_fields(Some(new));
+    let new_fields = take_managed_fields(&mut new_obj);
     let mut entries = if subresource.is_some() {
         decode_entries(old_fields.as_ref()).unwrap_or_default()
     } else if is_reset(new_fields.as_ref()) {
@@ -519,7 +521,7 @@ pub fn track_update(
     for e in &mut entries {
         e.set = e.set.difference(&changed).difference(&cmp.removed);
     }
-    let taken = changed.difference(&stripped_fields());
+    let taken = changed.difference(&STRIPPED_FIELDS);
     if !taken.is_empty() {
         match entries
             .iter()

@@ -21,12 +21,18 @@ pub(crate) enum Pe {
 impl Pe {
     /// The `FieldsV1` key of this element.
     pub(crate) fn encode(&self) -> String {
-        match self {
-            Pe::Field(f) => format!("f:{f}"),
-            Pe::Key(k) => format!("k:{k}"),
-            Pe::Value(v) => format!("v:{v}"),
-            Pe::Index(i) => format!("i:{i}"),
-        }
+        // Concatenated rather than `format!`ted: every managed field of every write goes through
+        // here.
+        let (prefix, text) = match self {
+            Pe::Field(f) => ("f:", f.as_str()),
+            Pe::Key(k) => ("k:", k.as_str()),
+            Pe::Value(v) => ("v:", v.as_str()),
+            Pe::Index(i) => return format!("i:{i}"),
+        };
+        let mut encoded = String::with_capacity(prefix.len() + text.len());
+        encoded.push_str(prefix);
+        encoded.push_str(text);
+        encoded
     }
 
     /// Parses a `FieldsV1` key; key and value JSON are re-canonicalized.

@@ -62,7 +62,7 @@ pub fn admit(
         return Ok(Admitted { object, warnings: Vec::new() });
     };
     let admitted = validator
-        .validate(&object, old)
+        .validate(object, old)
         .map_err(|errors| ApiError::from_field_errors(&info.group, &info.kind, &name, &errors))?;
     let unknown: Vec<String> =
         admitted.pruned_fields.iter().map(|field| format!("unknown field \"{field}\"")).collect();

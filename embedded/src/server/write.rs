@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use axum::http::{StatusCode, header};
 use axum::response::Response;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::catalog::ResourceInfo;
 use crate::patch::{
@@ -166,7 +166,7 @@ async fn create_object(
     if track {
         object = patch::track_update(
             None,
-            &object,
+            object,
             &manager(request),
             lists(info).as_ref(),
             &info.api_version(),
@@ -234,13 +234,13 @@ async fn store_update(
     if is_crd(info) {
         establish_crd(&mut new, &now);
     }
-    if without_volatile(&new) == without_volatile(&old) {
+    if same_but_volatile(&new, &old) {
         return Ok(Updated { object: current.object.clone(), warnings: admitted.warnings });
     }
     if track {
         new = patch::track_update(
             Some(&old),
-            &new,
+            new,
             &manager(request),
             lists(info).as_ref(),
             &info.api_version(),
@@ -264,14 +264,26 @@ async fn store_update(
     Ok(Updated { object: written.object, warnings: admitted.warnings })
 }
 
-/// The object without the fields every write changes on its own.
-fn without_volatile(object: &Value) -> Value {
-    let mut object = object.clone();
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("resourceVersion");
-        meta.remove("managedFields");
-    }
-    object
+/// Whether two objects differ only in the fields every write changes on its own
+/// (`resourceVersion`, `managedFields`); compared in place, as updates are frequent.
+fn same_but_volatile(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
+    let meta = |m| -> Option<&Map<String, Value>> { Map::get(m, "metadata")?.as_object() };
+    let empty = Map::new();
+    same_except(a, b, &["metadata"])
+        && meta(a).is_some() == meta(b).is_some()
+        && same_except(
+            meta(a).unwrap_or(&empty),
+            meta(b).unwrap_or(&empty),
+            &["resourceVersion", "managedFields"],
+        )
+}
+
+/// Whether two maps hold the same entries, leaving out the keys in `skip`.
+fn same_except(a: &Map<String, Value>, b: &Map<String, Value>, skip: &[&str]) -> bool {
+    let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip.contains(&k.as_str())).count();
+    kept(a) == kept(b)
+        && a.iter().filter(|(k, _)| !skip.contains(&k.as_str())).all(|(k, v)| b.get(k) == Some(v))
 }
 
 /// `PUT` of an object or its `/status`.
@@ -813,5 +825,20 @@ mod tests {
         set_pointer(&mut object, "/spec/replicas", json!(3));
         set_pointer(&mut object, "/spec/template/x", json!(true));
         assert_eq!(object, json!({"spec": {"replicas": 3, "template": {"x": true}}}));
+    }
+
+    #[test]
+    fn only_volatile_differences_count_as_unchanged() {
+        let stored = json!({"metadata": {"name": "a", "resourceVersion": "7", "managedFields": [{}]}, "spec": {"x": 1}});
+        let same = json!({"metadata": {"name": "a", "resourceVersion": "9"}, "spec": {"x": 1}});
+        assert!(same_but_volatile(&same, &stored));
+        for changed in [
+            json!({"metadata": {"name": "a"}, "spec": {"x": 2}}),
+            json!({"metadata": {"name": "a", "labels": {"l": "v"}}, "spec": {"x": 1}}),
+            json!({"metadata": {"name": "a"}, "spec": {"x": 1}, "status": {}}),
+            json!({"spec": {"x": 1}}),
+        ] {
+            assert!(!same_but_volatile(&changed, &stored), "{changed}");
+        }
     }
 }

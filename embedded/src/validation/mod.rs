@@ -139,8 +139,7 @@ impl SchemaValidator {
 
     /// Only the decoding steps: prune unknown fields, then apply defaults. Lets a
     /// server refuse unknown fields (`fieldValidation=Strict`) before validating.
-    pub fn prune_and_default(&self, object: &Value) -> Admitted {
-        let mut object = object.clone();
+    pub fn prune_and_default(&self, mut object: Value) -> Admitted {
         let pruned_fields = prune::prune(&mut object, &self.schema);
         defaults::apply_defaults(&mut object, &self.schema);
         Admitted { object, pruned_fields }
@@ -152,7 +151,7 @@ impl SchemaValidator {
     /// unsupported enum value, with the API server's notice that some rules were not
     /// checked. Transition rules (those using `oldSelf`) run only when `old` has a
     /// value at the rule's field.
-    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Result<Admitted, FieldErrors> {
+    pub fn validate(&self, object: Value, old: Option<&Value>) -> Result<Admitted, FieldErrors> {
         let admitted = self.prune_and_default(object);
         let mut errors = Vec::new();
         if !admitted.object.is_object() {
@@ -175,7 +174,7 @@ impl SchemaValidator {
                      correct the existing errors to complete validation",
                 ));
             } else {
-                let old = old.map(|o| self.prune_and_default(o).object);
+                let old = old.map(|o| self.prune_and_default(o.clone()).object);
                 self.rules.evaluate(&admitted.object, old.as_ref(), &mut errors);
             }
         }

@@ -56,7 +56,7 @@ fn f(field: &str, kind: FieldErrorKind) -> (String, FieldErrorKind) {
 fn a_valid_object_is_pruned_and_defaulted() {
     let input = object(json!({"backend": "b", "foo": 1, "config": {"any": {"thing": 1}},
                               "items": [{"id": 1, "bar": 2}]}));
-    let admitted = validator().validate(&input, None).unwrap();
+    let admitted = validator().validate(input.clone(), None).unwrap();
     assert_eq!(admitted.pruned_fields, vec!["spec.foo", "spec.items[0].bar"]);
     assert_eq!(
         admitted.object,
@@ -68,7 +68,7 @@ fn a_valid_object_is_pruned_and_defaulted() {
 #[test]
 fn schema_errors_use_api_server_texts() {
     let err = validator()
-        .validate(&object(json!({"replicas": -1, "storageStrategy": "Foo"})), None)
+        .validate(object(json!({"replicas": -1, "storageStrategy": "Foo"})), None)
         .unwrap_err();
     let texts: Vec<String> = err.0.iter().map(ToString::to_string).collect();
     assert_eq!(
@@ -88,7 +88,7 @@ fn schema_errors_use_api_server_texts() {
 #[test]
 fn wrong_type_is_type_invalid_and_skips_cel() {
     let err = validator()
-        .validate(&object(json!({"backend": "b", "replicas": "string"})), None)
+        .validate(object(json!({"backend": "b", "replicas": "string"})), None)
         .unwrap_err();
     assert_eq!(
         err.0[0].to_string(),
@@ -100,7 +100,7 @@ fn wrong_type_is_type_invalid_and_skips_cel() {
 #[test]
 fn cel_rule_refuses_with_its_message_and_field_path() {
     let bad = object(json!({"backend": "b", "replicas": 6}));
-    let err = validator().validate(&bad, None).unwrap_err();
+    let err = validator().validate(bad.clone(), None).unwrap_err();
     assert_eq!(err.0.len(), 1);
     assert_eq!(err.0[0].field, "spec.replicas");
     assert_eq!(err.0[0].kind, Invalid);
@@ -109,7 +109,7 @@ fn cel_rule_refuses_with_its_message_and_field_path() {
         r#"spec.replicas: Invalid value: "object": at most 5 replicas with Memory storage"#
     );
     let good = object(json!({"backend": "b", "replicas": 6, "storageStrategy": "NodeLocal"}));
-    assert!(validator().validate(&good, None).is_ok());
+    assert!(validator().validate(good.clone(), None).is_ok());
 }
 
 #[test]
@@ -117,11 +117,11 @@ fn transition_rule_runs_only_on_update_with_an_old_value() {
     let v = validator();
     let stored = object(json!({"backend": "b", "clusterName": "one"}));
     // Create: no old object, the rule does not run.
-    assert!(v.validate(&stored, None).is_ok());
+    assert!(v.validate(stored.clone(), None).is_ok());
     // Update that changes the field: refused.
     let changed = object(json!({"backend": "b", "clusterName": "two"}));
     assert_eq!(
-        v.validate(&changed, Some(&stored)).unwrap_err().0,
+        v.validate(changed.clone(), Some(&stored)).unwrap_err().0,
         vec![FieldError {
             field: "spec.clusterName".to_string(),
             kind: Invalid,
@@ -129,10 +129,10 @@ fn transition_rule_runs_only_on_update_with_an_old_value() {
         }]
     );
     // Unchanged update: accepted.
-    assert!(v.validate(&stored, Some(&stored)).is_ok());
+    assert!(v.validate(stored.clone(), Some(&stored)).is_ok());
     // Update that sets the field for the first time: no old value there, the rule does not run.
     let before = object(json!({"backend": "b"}));
-    assert!(v.validate(&changed, Some(&before)).is_ok());
+    assert!(v.validate(changed.clone(), Some(&before)).is_ok());
 }
 
 #[test]
@@ -143,9 +143,9 @@ fn optional_old_self_runs_on_create() {
                                       "optionalOldSelf": true, "message": "x is fixed"},
                                      {"rule": "self.x != 'bad'", "messageExpression": "'x must not be ' + self.x"}]}}});
     let v = SchemaValidator::new(schema, "g", "v1", "K").unwrap();
-    assert!(v.validate(&json!({"spec": {"x": "a"}}), None).is_ok());
+    assert!(v.validate(json!({"spec": {"x": "a"}}), None).is_ok());
     let err =
-        v.validate(&json!({"spec": {"x": "bad"}}), Some(&json!({"spec": {"x": "a"}}))).unwrap_err();
+        v.validate(json!({"spec": {"x": "bad"}}), Some(&json!({"spec": {"x": "a"}}))).unwrap_err();
     let messages: Vec<&str> = err.0.iter().map(|e| e.message.as_str()).collect();
     assert_eq!(
         messages,
@@ -161,14 +161,14 @@ fn root_rules_see_the_kind() {
     let schema = json!({"type": "object", "x-kubernetes-validations": [
         {"rule": "kind == 'Cluster' && apiVersion == 'keelson.dev/v1alpha1'", "message": "wrong kind"}]});
     let v = SchemaValidator::new(schema.clone(), "keelson.dev", "v1alpha1", "Cluster").unwrap();
-    assert!(v.validate(&json!({"kind": "Cluster"}), None).is_ok());
+    assert!(v.validate(json!({"kind": "Cluster"}), None).is_ok());
     let v = SchemaValidator::new(schema, "keelson.dev", "v1alpha1", "Other").unwrap();
-    assert_eq!(failures(v.validate(&json!({"kind": "Other"}), None)), vec![f("", Invalid)]);
+    assert_eq!(failures(v.validate(json!({"kind": "Other"}), None)), vec![f("", Invalid)]);
 }
 
 #[test]
 fn non_object_input_is_refused() {
-    assert_eq!(failures(validator().validate(&json!([1]), None)), vec![f("", TypeInvalid)]);
+    assert_eq!(failures(validator().validate(json!([1]), None)), vec![f("", TypeInvalid)]);
 }
 
 #[test]
@@ -177,7 +177,7 @@ fn a_broken_rule_refuses_every_object() {
         "x-kubernetes-validations": [{"rule": "self.a ==="}]}}});
     let v = SchemaValidator::new(schema, "g", "v1", "K").unwrap();
     assert_eq!(v.rule_compile_errors().len(), 1);
-    assert_eq!(failures(v.validate(&json!({}), None)), vec![f("spec", Invalid)]);
+    assert_eq!(failures(v.validate(json!({}), None)), vec![f("spec", Invalid)]);
 }
 
 #[test]
@@ -213,7 +213,7 @@ fn for_crd_uses_the_named_version() {
     .unwrap();
     let v = SchemaValidator::for_crd(&crd, "v1alpha1").unwrap();
     assert_eq!(
-        failures(v.validate(&object(json!({"replicas": -1, "backend": "b"})), None)),
+        failures(v.validate(object(json!({"replicas": -1, "backend": "b"})), None)),
         vec![f("spec.replicas", Invalid)]
     );
     assert!(matches!(
@@ -230,7 +230,7 @@ fn validator_is_shareable_across_threads() {
     let handle = {
         let v = v.clone();
         std::thread::spawn(move || {
-            v.validate(&object(json!({"backend": "b", "replicas": 9})), None).is_err()
+            v.validate(object(json!({"backend": "b", "replicas": 9})), None).is_err()
         })
     };
     assert!(handle.join().unwrap());

@@ -32,7 +32,7 @@ pub fn admit(
         crd_for(api_version, kind).unwrap_or_else(|| panic!("no CRD for {api_version} {kind}"));
     let version = api_version.split_once('/').unwrap().1;
     let validator = SchemaValidator::for_crd(&crd, version).unwrap();
-    let admitted = validator.validate(object, old).map_err(|errors| {
+    let admitted = validator.validate(object.clone(), old).map_err(|errors| {
         errors.0.iter().map(|e| format!("{}: {}", e.field, e.message)).collect::<Vec<_>>()
     })?;
     let problems = keelson_webhooks::check(&crd.spec.group, kind, &admitted.object, old);
