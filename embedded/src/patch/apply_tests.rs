@@ -229,8 +229,7 @@ fn track_update_moves_ownership_and_apply_then_conflicts() {
     let live = do_apply(None, &cfg, "kubectl", false, T1).unwrap();
     let scaled = merge_patch(&live, &json!({"spec": {"replicas": 5}})).unwrap();
     let lists = deploy_lists();
-    let tracked =
-        track_update(Some(&live), scaled.clone(), "kubectl-edit", &lists, "apps/v1", None, T2);
+    let tracked = track_update(Some(&live), scaled, "kubectl-edit", &lists, "apps/v1", None, T2);
     assert_eq!(tracked["spec"]["replicas"], json!(5));
     assert_eq!(
         *managed(&tracked),
@@ -259,8 +258,7 @@ fn track_update_moves_ownership_and_apply_then_conflicts() {
 fn client_side_apply_create_then_server_side_apply_conflicts_like_upstream() {
     let lists = BuiltinLists::for_kind("", "ConfigMap");
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"app": "x"}}, "data": {"a": "1"}});
-    let created =
-        track_update(None, cm.clone(), "kubectl-client-side-apply", &lists, "v1", None, T1);
+    let created = track_update(None, cm, "kubectl-client-side-apply", &lists, "v1", None, T1);
     assert_eq!(
         fields_of(&created, "kubectl-client-side-apply", "Update"),
         Some(
@@ -431,7 +429,7 @@ fn managed_fields_can_be_reset_and_are_capped() {
 
     let mut reset = obj.clone();
     reset["metadata"]["managedFields"] = json!([{}]);
-    let out = track_update(Some(&obj), reset.clone(), "kubectl-edit", &lists, "v1", None, T3);
+    let out = track_update(Some(&obj), reset, "kubectl-edit", &lists, "v1", None, T3);
     assert_eq!(out["metadata"].get("managedFields"), None);
     assert_eq!(out["metadata"]["labels"], obj["metadata"]["labels"]);
 }
@@ -443,7 +441,7 @@ fn removed_fields_leave_every_set() {
         .unwrap();
     let mut next = live.clone();
     next["spec"].as_object_mut().unwrap().remove("paused");
-    let out = track_update(Some(&live), next.clone(), "editor", &lists, "apps/v1", None, T2);
+    let out = track_update(Some(&live), next, "editor", &lists, "apps/v1", None, T2);
     assert_eq!(fields_of(&out, "a", "Apply"), Some(&json!({"f:spec": {"f:replicas": {}}})));
     assert_eq!(fields_of(&out, "editor", "Update"), None);
 }

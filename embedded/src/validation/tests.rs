@@ -56,7 +56,7 @@ fn f(field: &str, kind: FieldErrorKind) -> (String, FieldErrorKind) {
 fn a_valid_object_is_pruned_and_defaulted() {
     let input = object(json!({"backend": "b", "foo": 1, "config": {"any": {"thing": 1}},
                               "items": [{"id": 1, "bar": 2}]}));
-    let admitted = validator().validate(input.clone(), None).unwrap();
+    let admitted = validator().validate(input, None).unwrap();
     assert_eq!(admitted.pruned_fields, vec!["spec.foo", "spec.items[0].bar"]);
     assert_eq!(
         admitted.object,
@@ -100,7 +100,7 @@ fn wrong_type_is_type_invalid_and_skips_cel() {
 #[test]
 fn cel_rule_refuses_with_its_message_and_field_path() {
     let bad = object(json!({"backend": "b", "replicas": 6}));
-    let err = validator().validate(bad.clone(), None).unwrap_err();
+    let err = validator().validate(bad, None).unwrap_err();
     assert_eq!(err.0.len(), 1);
     assert_eq!(err.0[0].field, "spec.replicas");
     assert_eq!(err.0[0].kind, Invalid);
@@ -109,7 +109,7 @@ fn cel_rule_refuses_with_its_message_and_field_path() {
         r#"spec.replicas: Invalid value: "object": at most 5 replicas with Memory storage"#
     );
     let good = object(json!({"backend": "b", "replicas": 6, "storageStrategy": "NodeLocal"}));
-    assert!(validator().validate(good.clone(), None).is_ok());
+    assert!(validator().validate(good, None).is_ok());
 }
 
 #[test]
@@ -132,7 +132,7 @@ fn transition_rule_runs_only_on_update_with_an_old_value() {
     assert!(v.validate(stored.clone(), Some(&stored)).is_ok());
     // Update that sets the field for the first time: no old value there, the rule does not run.
     let before = object(json!({"backend": "b"}));
-    assert!(v.validate(changed.clone(), Some(&before)).is_ok());
+    assert!(v.validate(changed, Some(&before)).is_ok());
 }
 
 #[test]
