@@ -43,9 +43,23 @@ impl Drop for Up {
     }
 }
 
-/// A port nothing listens on now.
+/// A port nothing listens on now, for a server the caller starts next.
+///
+/// Chosen below Linux's ephemeral range (32768 and up), from which outgoing connections take
+/// their local ports: a port the kernel handed out by `bind(0)` could be taken by any client's
+/// connection before the server binds it. Random, so that tests running in parallel do not
+/// pick the same one.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::hash::{BuildHasher, RandomState};
+    const FIRST: u16 = 20_000;
+    const COUNT: u64 = 12_000;
+    loop {
+        // `RandomState` is randomly keyed per process and re-keyed on every `new()`.
+        let port = FIRST + (RandomState::new().hash_one(0u8) % COUNT) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// `keelson up` in a new temporary directory.
