@@ -496,7 +496,7 @@ fn is_reset(fields: Option<&Value>) -> bool {
 /// the stored ones (`[]` or `[{}]` clears them), except on a subresource.
 pub fn track_update(
     old: Option<&Value>,
-    mut new_obj: Value,
+    mut new: Value,
     manager: &str,
     lists: &dyn ListSemantics,
     api_version: &str,
@@ -504,7 +504,7 @@ pub fn track_update(
     now: &str,
 ) -> Value {
     let (old_obj, old_fields) = split_managed_fields(old);
-    let new_fields = take_managed_fields(&mut new_obj);
+    let new_fields = take_managed_fields(&mut new);
     let mut entries = if subresource.is_some() {
         decode_entries(old_fields.as_ref()).unwrap_or_default()
     } else if is_reset(new_fields.as_ref()) {
@@ -516,7 +516,7 @@ pub fn track_update(
         }
     };
 
-    let cmp = Walker::new(lists).compare(&old_obj, &new_obj);
+    let cmp = Walker::new(lists).compare(&old_obj, &new);
     let changed = cmp.added.union(&cmp.modified);
     for e in &mut entries {
         e.set = e.set.difference(&changed).difference(&cmp.removed);
@@ -541,8 +541,8 @@ pub fn track_update(
             }),
         }
     }
-    set_managed_fields(&mut new_obj, entries);
-    new_obj
+    set_managed_fields(&mut new, entries);
+    new
 }
 
 /// Parses a server-side apply body (`application/apply-patch+yaml`): JSON or YAML, one

@@ -268,15 +268,13 @@ async fn store_update(
 /// (`resourceVersion`, `managedFields`); compared in place, as updates are frequent.
 fn same_but_volatile(a: &Value, b: &Value) -> bool {
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
-    let meta = |m| -> Option<&Map<String, Value>> { Map::get(m, "metadata")?.as_object() };
-    let empty = Map::new();
     same_except(a, b, &["metadata"])
-        && meta(a).is_some() == meta(b).is_some()
-        && same_except(
-            meta(a).unwrap_or(&empty),
-            meta(b).unwrap_or(&empty),
-            &["resourceVersion", "managedFields"],
-        )
+        && match (a.get("metadata"), b.get("metadata")) {
+            (Some(Value::Object(a)), Some(Value::Object(b))) => {
+                same_except(a, b, &["resourceVersion", "managedFields"])
+            }
+            (a, b) => a == b,
+        }
 }
 
 /// Whether two maps hold the same entries, leaving out the keys in `skip`.
@@ -840,5 +838,8 @@ mod tests {
         ] {
             assert!(!same_but_volatile(&changed, &stored), "{changed}");
         }
+        let odd = json!({"metadata": "x"});
+        assert!(!same_but_volatile(&odd, &json!({"metadata": "y"})));
+        assert!(same_but_volatile(&odd, &odd.clone()));
     }
 }
