@@ -104,29 +104,31 @@ pub(crate) struct ApiState {
     /// The data directory, where the local node keeps pod logs.
     pub(crate) data_dir: Arc<std::path::Path>,
     token: Arc<str>,
-    /// Recent list snapshots by revision, so later pages of a paginated list read the same state.
+    /// Snapshots of paginated lists, one per revision, so that later pages read the same state.
     snapshots: Arc<Mutex<VecDeque<Snapshot>>>,
 }
 
-/// How many list snapshots are kept for continue tokens.
+/// How many revisions' snapshots are kept for continue tokens.
 const KEPT_SNAPSHOTS: usize = 32;
 
 impl ApiState {
-    /// A snapshot of `prefix` at the current revision, remembered for continue tokens.
-    fn snapshot(&self, prefix: &str) -> Snapshot {
-        let snapshot = self.store.list(prefix);
-        if let Ok(mut kept) = self.snapshots.lock() {
-            if kept.len() == KEPT_SNAPSHOTS {
-                kept.pop_front();
-            }
-            kept.push_back(snapshot.clone());
+    /// Keeps `snapshot` for the continue token of a list cut into pages (once per revision).
+    fn keep_snapshot(&self, snapshot: &Snapshot) {
+        let Ok(mut kept) = self.snapshots.lock() else { return };
+        if kept.iter().any(|s| s.revision() == snapshot.revision()) {
+            return;
         }
-        snapshot
+        if kept.len() == KEPT_SNAPSHOTS {
+            kept.pop_front();
+        }
+        kept.push_back(snapshot.clone());
     }
 
-    /// The remembered snapshot at `revision`, if still kept.
-    fn snapshot_at(&self, revision: u64) -> Option<Snapshot> {
-        self.snapshots.lock().ok()?.iter().rev().find(|s| s.revision() == revision).cloned()
+    /// The state at `revision` under `prefix`, if a list cut into pages at that revision is
+    /// still kept. Any kept snapshot holds every key, whichever collection it was taken for.
+    fn snapshot_at(&self, revision: u64, prefix: &str) -> Option<Snapshot> {
+        let kept = self.snapshots.lock().ok()?;
+        kept.iter().find(|s| s.revision() == revision).map(|s| s.scoped(prefix))
     }
 }
 

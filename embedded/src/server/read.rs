@@ -96,16 +96,16 @@ pub(crate) fn get(state: &ApiState, request: ResourceRequest) -> ApiResult<Respo
 pub(crate) fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
     let info = &request.target.info;
     check_field_selector(info, &request.query)?;
+    let prefix = request.target.prefix();
     let (snapshot, after) = match &request.query.continue_from {
         Some(token) => {
-            let snapshot = state.snapshot_at(token.revision).ok_or_else(|| {
+            let snapshot = state.snapshot_at(token.revision, &prefix).ok_or_else(|| {
                 ApiError::gone("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
             })?;
             (snapshot, Some(token.after_key.clone()))
         }
-        None => (state.snapshot(&request.target.prefix()), None),
+        None => (state.store.list(&prefix), None),
     };
-    let prefix = request.target.prefix();
     let entries: Box<dyn Iterator<Item = &crate::storage::Entry>> = match &after {
         Some(key) => Box::new(snapshot.after(key)),
         None => Box::new(snapshot.entries()),
@@ -113,7 +113,7 @@ pub(crate) fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Resp
     let mut items: Vec<Cow<'_, Value>> = Vec::new();
     let mut last_key = None;
     let mut next = None;
-    for entry in entries.filter(|e| e.key.starts_with(&prefix)) {
+    for entry in entries {
         let object = from_stored(info, &entry.object);
         if !selected(&request.query, &object) {
             continue;
@@ -127,6 +127,7 @@ pub(crate) fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Resp
     }
     let mut metadata = json!({ "resourceVersion": snapshot.revision().to_string() });
     if let Some(after_key) = next {
+        state.keep_snapshot(&snapshot);
         metadata["continue"] =
             json!(ContinueToken { revision: snapshot.revision(), after_key }.encode());
     }

@@ -351,6 +351,11 @@ impl Snapshot {
         self.state.revision
     }
 
+    /// The same state, scoped to the keys under `prefix`.
+    pub fn scoped(&self, prefix: &str) -> Snapshot {
+        Snapshot { state: self.state.clone(), prefix: prefix.to_owned() }
+    }
+
     /// The entries in key order.
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
         self.from(Bound::Included(self.prefix.as_str()))
