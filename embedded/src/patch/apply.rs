@@ -332,7 +332,7 @@ fn cap_update_managers(entries: &mut Vec<Entry>) {
         {
             Some(b) => {
                 let bucket = &mut entries[b];
-                bucket.set = bucket.set.union(&e.set);
+                bucket.set.union_in(&e.set);
                 if bucket.time.as_deref().unwrap_or("") < e.time.as_deref().unwrap_or("") {
                     bucket.time = e.time.clone();
                 }
@@ -465,13 +465,13 @@ pub fn apply(req: ApplyRequest) -> Result<Value, ApplyError> {
         return Err(ApplyError::Conflicts(list));
     }
     for (i, owned) in conflicts {
-        entries[i].set = entries[i].set.difference(&owned);
+        entries[i].set.remove(&owned);
     }
     for (i, e) in entries.iter_mut().enumerate() {
         if i != me {
-            e.set = e.set.difference(&cmp.removed);
+            e.set.remove(&cmp.removed);
         }
-        e.set = e.set.difference(&STRIPPED_FIELDS);
+        e.set.remove(&STRIPPED_FIELDS);
     }
     if entries[me].time.is_none() || entries[me].set != last || live != merged {
         entries[me].time = Some(req.now.to_owned());
@@ -519,7 +519,8 @@ pub fn track_update(
     let cmp = Walker::new(lists).compare(&old_obj, &new);
     let changed = cmp.added.union(&cmp.modified);
     for e in &mut entries {
-        e.set = e.set.difference(&changed).difference(&cmp.removed);
+        e.set.remove(&changed);
+        e.set.remove(&cmp.removed);
     }
     let taken = changed.difference(&STRIPPED_FIELDS);
     if !taken.is_empty() {
@@ -528,7 +529,7 @@ pub fn track_update(
             .position(|e| e.is(manager, Operation::Update, api_version, subresource))
         {
             Some(i) => {
-                entries[i].set = entries[i].set.union(&taken);
+                entries[i].set.union_in(&taken);
                 entries[i].time = Some(now.to_owned());
             }
             None => entries.push(Entry {

@@ -159,13 +159,13 @@ impl FieldSet {
     }
 
     /// Paths in either set.
-    pub(crate) fn union(&self, other: &FieldSet) -> FieldSet {
-        let mut out = self.clone();
-        out.union_in(other);
-        out
+    pub(crate) fn union(mut self, other: &FieldSet) -> FieldSet {
+        self.union_in(other);
+        self
     }
 
-    fn union_in(&mut self, other: &FieldSet) {
+    /// Adds every path of `other`.
+    pub(crate) fn union_in(&mut self, other: &FieldSet) {
         self.member |= other.member;
         for (pe, child) in &other.children {
             self.children.entry(pe.clone()).or_default().union_in(child);
@@ -174,18 +174,20 @@ impl FieldSet {
 
     /// Paths in `self` that are not in `other` (exact paths, as upstream: a member of `other`
     /// does not remove longer paths below it).
-    pub(crate) fn difference(&self, other: &FieldSet) -> FieldSet {
-        let mut out = FieldSet { member: self.member && !other.member, children: BTreeMap::new() };
-        for (pe, child) in &self.children {
-            let c = match other.children.get(pe) {
-                Some(o) => child.difference(o),
-                None => child.clone(),
-            };
-            if !c.is_empty() {
-                out.children.insert(pe.clone(), c);
+    pub(crate) fn difference(mut self, other: &FieldSet) -> FieldSet {
+        self.remove(other);
+        self
+    }
+
+    /// Removes every path of `other` (exact paths, as [`FieldSet::difference`]).
+    pub(crate) fn remove(&mut self, other: &FieldSet) {
+        self.member &= !other.member;
+        self.children.retain(|pe, child| {
+            if let Some(o) = other.children.get(pe) {
+                child.remove(o);
             }
-        }
-        out
+            !child.is_empty()
+        });
     }
 
     /// Paths in both sets.

@@ -52,11 +52,11 @@ fn set_algebra_is_exact_path_based() {
     let mut b = FieldSet::new();
     b.insert(&[f("spec")]);
     b.insert(&[f("spec"), f("replicas")]);
-    let d = a.difference(&b);
+    let d = a.clone().difference(&b);
     assert_eq!(d.to_fields_v1(), json!({"f:spec": {"f:paused": {}}}));
     assert_eq!(a.intersection(&b).to_fields_v1(), json!({"f:spec": {".": {}, "f:replicas": {}}}));
     assert_eq!(d.union(&b).to_fields_v1(), a.to_fields_v1());
-    assert!(a.difference(&a).is_empty());
+    assert!(a.clone().difference(&a).is_empty());
     let mut leaf = FieldSet::new();
     leaf.insert(&[f("spec"), f("template"), f("x")]);
     assert_eq!(leaf.with_field_ancestors().paths().len(), 3);

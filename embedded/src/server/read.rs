@@ -57,7 +57,15 @@ pub(crate) fn json_response(
     body: &impl Serialize,
     warnings: &[String],
 ) -> Response {
-    let body = serde_json::to_string(body).unwrap_or_default();
+    json_text_response(status, serde_json::to_string(body).unwrap_or_default(), warnings)
+}
+
+/// A JSON response from serialized `body`, with `Warning` headers.
+pub(crate) fn json_text_response(
+    status: StatusCode,
+    body: String,
+    warnings: &[String],
+) -> Response {
     let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
     for warning in warnings {
         if let Ok(value) =

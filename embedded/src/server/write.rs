@@ -1,5 +1,6 @@
 //! Writes: create, update, patch (JSON, merge, strategic, apply), scale, delete.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::http::{StatusCode, header};
@@ -20,7 +21,7 @@ use super::objects::{
     prepare_create, prepare_update, ready_to_remove, resource_version,
 };
 use super::paths::{object_key, resource_prefix};
-use super::read::{json_response, pointer, scale_of, scale_paths};
+use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
 use super::{ApiState, ResourceRequest};
 
 /// How often a patch is retried when another writer got in between.
@@ -133,14 +134,19 @@ pub(crate) async fn ensure_default_namespaces(store: &Store) -> Result<(), Store
     Ok(())
 }
 
-/// A response showing a stored object as the addressed version shows it.
+/// A response showing a stored object as the addressed version shows it. `text` is the stored
+/// JSON when the store has just written it: sent as it is when that version is the stored one.
 fn respond(
     info: &ResourceInfo,
     status: StatusCode,
     stored: &Value,
+    text: Option<String>,
     warnings: &[String],
 ) -> Response {
-    json_response(status, &from_stored(info, stored), warnings)
+    match (from_stored(info, stored), text) {
+        (Cow::Borrowed(_), Some(text)) => json_text_response(status, text, warnings),
+        (served, _) => json_response(status, &served, warnings),
+    }
 }
 
 fn store_error<'a>(info: &'a ResourceInfo, name: &'a str) -> impl Fn(StoreError) -> ApiError + 'a {
@@ -187,7 +193,7 @@ async fn create_object(
     if is_crd(info) {
         state.registry.refresh(&state.store);
     }
-    Ok(respond(info, StatusCode::CREATED, &written.object, &admitted.warnings))
+    Ok(respond(info, StatusCode::CREATED, &written.object, Some(written.json), &admitted.warnings))
 }
 
 /// `POST` to a collection.
@@ -209,6 +215,8 @@ pub(crate) async fn create(state: &ApiState, request: ResourceRequest) -> ApiRes
 /// The outcome of an update: the object in its stored form, and warnings.
 struct Updated {
     object: Arc<Value>,
+    /// The stored JSON text, when this update wrote it.
+    text: Option<String>,
     warnings: Vec<String>,
 }
 
@@ -235,7 +243,11 @@ async fn store_update(
         establish_crd(&mut new, &now);
     }
     if same_but_volatile(&new, &old) {
-        return Ok(Updated { object: current.object.clone(), warnings: admitted.warnings });
+        return Ok(Updated {
+            object: current.object.clone(),
+            text: None,
+            warnings: admitted.warnings,
+        });
     }
     if track {
         new = patch::track_update(
@@ -249,7 +261,11 @@ async fn store_update(
         );
     }
     if request.query.dry_run {
-        return Ok(Updated { object: Arc::new(to_stored(info, new)), warnings: admitted.warnings });
+        return Ok(Updated {
+            object: Arc::new(to_stored(info, new)),
+            text: None,
+            warnings: admitted.warnings,
+        });
     }
     let key = current.key.clone();
     let op = if ready_to_remove(&new) {
@@ -261,7 +277,7 @@ async fn store_update(
     if is_crd(info) {
         state.registry.refresh(&state.store);
     }
-    Ok(Updated { object: written.object, warnings: admitted.warnings })
+    Ok(Updated { object: written.object, text: Some(written.json), warnings: admitted.warnings })
 }
 
 /// Whether two objects differ only in the fields every write changes on its own
@@ -315,7 +331,7 @@ pub(crate) async fn update(state: &ApiState, request: ResourceRequest) -> ApiRes
     let subresource = request.target.subresource.clone();
     let updated =
         store_update(state, &request, &current, body, true, subresource.as_deref()).await?;
-    Ok(respond(&info, StatusCode::OK, &updated.object, &updated.warnings))
+    Ok(respond(&info, StatusCode::OK, &updated.object, updated.text, &updated.warnings))
 }
 
 fn stale(info: &ResourceInfo, name: &str) -> ApiError {
@@ -529,7 +545,13 @@ pub(crate) async fn patch(state: &ApiState, request: ResourceRequest) -> ApiResu
         .await
         {
             Ok(updated) => {
-                return Ok(respond(&info, StatusCode::OK, &updated.object, &updated.warnings));
+                return Ok(respond(
+                    &info,
+                    StatusCode::OK,
+                    &updated.object,
+                    updated.text,
+                    &updated.warnings,
+                ));
             }
             Err(e)
                 if e.reason == "Conflict"
@@ -769,7 +791,7 @@ pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiRes
         state.registry.refresh(&state.store);
     }
     Ok(match deleted {
-        Deleted::Marked(object) => respond(&info, StatusCode::OK, &object, &[]),
+        Deleted::Marked(object) => respond(&info, StatusCode::OK, &object, None, &[]),
         Deleted::Removed(object) => {
             let mut details =
                 json!({ "name": name, "kind": info.resource, "uid": meta_str(&object, "uid") });

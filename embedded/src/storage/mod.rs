@@ -106,6 +106,8 @@ pub struct Written {
     /// The object as stored, `resourceVersion` stamped; for a delete, the last object stamped
     /// with the deletion's revision.
     pub object: Arc<Value>,
+    /// `object` as the JSON text the store wrote, for replies that show it unchanged.
+    pub json: String,
 }
 
 /// Kind of change carried by an [`Event`].

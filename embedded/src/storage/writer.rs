@@ -109,7 +109,6 @@ struct Writer {
 struct Applied {
     row: Row,
     event: Arc<Event>,
-    written: Written,
 }
 
 impl Writer {
@@ -222,8 +221,10 @@ impl Writer {
                 }
             }
         }
-        for (write, reply) in applied {
-            let _ = reply.send(Ok(write.written));
+        for (Applied { row, event }, reply) in applied {
+            let written =
+                Written { revision: row.revision, object: event.object.clone(), json: row.value };
+            let _ = reply.send(Ok(written));
         }
     }
 
@@ -306,10 +307,9 @@ fn apply(
                     event_type: EventType::Added,
                     key,
                     revision,
-                    object: object.clone(),
+                    object,
                     previous: None,
                 }),
-                written: Written { revision, object },
             })
         }
         WriteOp::Update { key, expected_revision, mut object } => {
@@ -336,10 +336,9 @@ fn apply(
                     event_type: EventType::Modified,
                     key,
                     revision,
-                    object: object.clone(),
+                    object,
                     previous: Some(previous),
                 }),
-                written: Written { revision, object },
             })
         }
         WriteOp::Delete { key, expected_revision } => {
@@ -365,10 +364,9 @@ fn apply(
                     event_type: EventType::Deleted,
                     key,
                     revision,
-                    object: object.clone(),
+                    object,
                     previous: Some(previous),
                 }),
-                written: Written { revision, object },
             })
         }
     }
