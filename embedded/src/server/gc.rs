@@ -51,7 +51,9 @@ fn deleting(object: &Value) -> bool {
 }
 
 fn owner_refs(object: &Value) -> impl Iterator<Item = &Value> {
-    object.pointer("/metadata/ownerReferences").and_then(Value::as_array).into_iter().flatten()
+    // Not `Value::pointer`, which allocates for every path segment: this runs on every object.
+    let refs = object.get("metadata").and_then(|m| m.get("ownerReferences"));
+    refs.and_then(Value::as_array).into_iter().flatten()
 }
 
 /// The namespace segment of a storage key (`/<group>/<resource>/<namespace>/<name>`).
@@ -63,8 +65,21 @@ const NAMESPACES_PREFIX: &str = "/core/namespaces/";
 
 /// Decides what the collector does, from one consistent view of every object.
 pub(crate) fn plan(items: &[Item<'_>]) -> Vec<Action> {
-    let by_uid: HashMap<&str, &Value> =
-        items.iter().filter_map(|i| Some((meta_str(i.object, "uid")?, i.object))).collect();
+    // Only the objects some owner reference names need to be found by uid.
+    let referenced: HashSet<&str> = items
+        .iter()
+        .flat_map(|i| owner_refs(i.object))
+        .filter_map(|r| r.get("uid").and_then(Value::as_str))
+        .collect();
+    let by_uid: HashMap<&str, &Value> = if referenced.is_empty() {
+        HashMap::new()
+    } else {
+        items
+            .iter()
+            .filter_map(|i| Some((meta_str(i.object, "uid")?, i.object)))
+            .filter(|(uid, _)| referenced.contains(uid))
+            .collect()
+    };
     let mut dependents: HashMap<&str, Vec<&Item<'_>>> = HashMap::new();
     for item in items {
         for owner in owner_refs(item.object) {
@@ -216,9 +231,14 @@ pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle
 /// One pass: plan from a snapshot, then act.
 async fn pass(store: &Store, registry: &Registry) {
     let snapshot = store.list("/");
-    let items: Vec<Item<'_>> =
-        snapshot.entries().map(|e| Item { key: &e.key, object: &e.object }).collect();
-    let actions = plan(&items);
+    // Planning reads every object: off the request workers, so that requests do not wait for it.
+    let actions = tokio::task::spawn_blocking(move || {
+        let items: Vec<Item<'_>> =
+            snapshot.entries().map(|e| Item { key: &e.key, object: &e.object }).collect();
+        plan(&items)
+    })
+    .await
+    .unwrap_or_default();
     if actions.is_empty() {
         return;
     }
