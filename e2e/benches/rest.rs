@@ -13,13 +13,12 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::process::Command;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use keelson_api_crds::workflows::{NodePhase, Run, RunSpec};
-use keelson_e2e::bench::{percentile, spawn_up_in, until_ready};
+use keelson_e2e::bench::{percentile, spawn_up_in, until_ready, wrk};
 use keelson_e2e::rest::Rest;
 use kube::api::{Api, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -29,56 +28,6 @@ const RUNS: usize = 1_000;
 const CONNECTIONS: usize = 8;
 const SUBSCRIBERS: usize = 100;
 const GATES: usize = 50;
-
-/// Latency percentiles and throughput wrk reports.
-struct Wrk {
-    p50: Duration,
-    p99: Duration,
-    per_second: f64,
-}
-
-/// Runs wrk for `seconds` against `url`, with a bearer token and an optional Lua script.
-fn wrk(url: &str, token: &str, seconds: u32, script: Option<&str>) -> Wrk {
-    let mut command = Command::new("wrk");
-    command.args(["-t2", &format!("-c{CONNECTIONS}"), &format!("-d{seconds}s"), "--latency"]);
-    command.args(["-H", &format!("Authorization: Bearer {token}")]);
-    let script_file = script.map(|lua| {
-        let file = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(file.path(), lua).unwrap();
-        file
-    });
-    if let Some(file) = &script_file {
-        command.arg("-s").arg(file.path());
-    }
-    let output = command.arg(url).output().expect("wrk runs (apt-get install wrk)");
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(output.status.success() && !text.contains("Non-2xx"), "wrk: {text}");
-    let quantile = |label: &str| {
-        let line = text.lines().find(|l| l.trim_start().starts_with(label)).unwrap();
-        duration(line.split_whitespace().nth(1).unwrap())
-    };
-    let per_second = text
-        .lines()
-        .find_map(|l| l.strip_prefix("Requests/sec:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap();
-    Wrk { p50: quantile("50%"), p99: quantile("99%"), per_second }
-}
-
-/// A wrk duration such as `512.00us`, `1.23ms` or `2.01s`.
-fn duration(text: &str) -> Duration {
-    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap();
-    let (value, unit) = text.split_at(split);
-    let value: f64 = value.parse().unwrap();
-    let scale = match unit {
-        "us" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "m" => 60.0,
-        other => panic!("unit {other}"),
-    };
-    Duration::from_secs_f64(value * scale)
-}
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
@@ -120,10 +69,10 @@ async fn main() {
     }
 
     println!("REST API, wrk -t2 -c{CONNECTIONS}, 10 s each, {RUNS} runs stored");
-    let health = wrk(&format!("{base}/health"), &token, 10, None);
-    let get = wrk(&format!("{base}/api/v1/runs/seed-0500"), &token, 10, None);
-    let page = wrk(&format!("{base}/api/v1/runs"), &token, 10, None);
-    let big_page = wrk(&format!("{base}/api/v1/runs?limit=500"), &token, 10, None);
+    let health = wrk(CONNECTIONS, &format!("{base}/health"), &token, 10, None);
+    let get = wrk(CONNECTIONS, &format!("{base}/api/v1/runs/seed-0500"), &token, 10, None);
+    let page = wrk(CONNECTIONS, &format!("{base}/api/v1/runs"), &token, 10, None);
+    let big_page = wrk(CONNECTIONS, &format!("{base}/api/v1/runs?limit=500"), &token, 10, None);
     for (name, figures) in [
         ("GET /health (baseline)", &health),
         ("GET /api/v1/runs/{id}", &get),
@@ -141,7 +90,7 @@ async fn main() {
 
     // Creates: through the REST API, then the same Runs straight through the Kubernetes API.
     let create = "wrk.method = 'POST'\nwrk.body = '{\"flow_id\":\"bench\"}'\nwrk.headers['Content-Type'] = 'application/json'\n";
-    let through_rest = wrk(&format!("{base}/api/v1/runs"), &token, 10, Some(create));
+    let through_rest = wrk(CONNECTIONS, &format!("{base}/api/v1/runs"), &token, 10, Some(create));
     let started = Instant::now();
     let direct = 1_000;
     futures::stream::iter(0..direct)

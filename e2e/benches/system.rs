@@ -5,6 +5,8 @@
 //! - memory: idle RSS, and RSS holding 10,000 custom resources;
 //! - writes: creates per second through HTTP with 16 concurrent clients, against raw SQLite
 //!   inserts of the same bytes (one transaction each, WAL, `synchronous=NORMAL`, as the store);
+//!   the clients are `kube::Client`s in this process, then 16 connections of `wrk` (Debian
+//!   package `wrk`), a separate and lighter load generator;
 //! - watch latency: from sending an update to receiving its watch event, p50 and p99;
 //! - the local node: 200 trivial Jobs (`sh -c true`) created at once until all are complete,
 //!   against spawning the same 200 processes directly;
@@ -27,7 +29,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Node, Service};
 use keelson_api_crds::serving::ModelDeployment;
 use keelson_api_crds::workflows::{Agent, AgentSpec, Run, RunPhase};
-use keelson_e2e::bench::{Up, percentile, spawn_up, spawn_up_in, until_ready};
+use keelson_e2e::bench::{Up, percentile, spawn_up, spawn_up_in, until_ready, wrk};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 
 const RESOURCES: usize = 10_000;
@@ -56,10 +58,21 @@ fn rss_mib(pid: u32) -> f64 {
 
 /// CPU time (user + system) a process has used, from `/proc/<pid>/stat`.
 fn cpu_time(pid: &str) -> Duration {
+    stat_ticks(pid, 11)
+}
+
+/// CPU time (user + system) of this process's children that have been waited for.
+fn children_cpu_time() -> Duration {
+    stat_ticks("self", 13)
+}
+
+/// The sum of two adjacent clock-tick fields of `/proc/<pid>/stat` as a duration; `field` counts
+/// from the state, the first field after the parenthesised command name.
+fn stat_ticks(pid: &str, field: usize) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
     let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    let ticks: u64 =
+        fields[field].parse::<u64>().unwrap() + fields[field + 1].parse::<u64>().unwrap();
     Duration::from_secs_f64(ticks as f64 / 100.0)
 }
 
@@ -160,6 +173,7 @@ async fn api() -> f64 {
         let api: Api<Agent> = Api::namespaced(client, "default");
         creates(&alone, &api, "  the API server alone").await;
     }
+    wrk_creates().await;
 
     // Write-to-watch-event latency.
     let rv = api.get("agent-00000").await.unwrap().metadata.resource_version.unwrap();
@@ -216,15 +230,7 @@ async fn creates(up: &Up, api: &Api<Agent>, label: &str) -> f64 {
     let http_rate = RESOURCES as f64 / elapsed.as_secs_f64();
     let per_create = |cpu: Duration| cpu.as_secs_f64() * 1e6 / RESOURCES as f64;
     let (server_cpu, own_cpu) = (cpu_time(&server_pid) - server_cpu, cpu_time("self") - own_cpu);
-    let stored: Vec<Vec<u8>> = api
-        .list(&Default::default())
-        .await
-        .unwrap()
-        .items
-        .iter()
-        .map(|a| serde_json::to_vec(a).unwrap())
-        .collect();
-    let sqlite_rate = sqlite_inserts_per_second(up.dir.path(), &stored);
+    let sqlite_rate = stored_inserts_per_second(up, api).await;
     println!(
         "{label:<40}{http_rate:>8.0} /s   (raw SQLite inserts of the same bytes: {sqlite_rate:.0} /s, ratio {:.2})",
         http_rate / sqlite_rate
@@ -237,6 +243,69 @@ async fn creates(up: &Up, api: &Api<Agent>, label: &str) -> f64 {
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
     http_rate
+}
+
+/// Raw SQLite inserts per second of the Agents `api` lists, serialized as stored.
+async fn stored_inserts_per_second(up: &Up, api: &Api<Agent>) -> f64 {
+    let stored: Vec<Vec<u8>> = api
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|a| serde_json::to_vec(a).unwrap())
+        .collect();
+    sqlite_inserts_per_second(up.dir.path(), &stored)
+}
+
+/// wrk's Lua script creating the benchmark's Agents, with names unique per wrk thread.
+const CREATE_AGENTS_LUA: &str = r#"
+local threads, counter = 0, 0
+function setup(thread)
+  thread:set("id", threads)
+  threads = threads + 1
+end
+request = function()
+  counter = counter + 1
+  local body = '{"apiVersion":"workflows.keelson.dev/v1alpha1","kind":"Agent","metadata":{"name":"agent-'
+    .. id .. '-' .. counter .. '"},"spec":{"image":"busybox:1.36","command":["sh","-c"],"args":["echo step '
+    .. counter .. '"],"capabilities":["bench"],"version":"1.0.0"}}'
+  local headers = { ["Content-Type"] = "application/json", ["Authorization"] = wrk.headers["Authorization"] }
+  return wrk.format("POST", nil, headers, body)
+end
+"#;
+
+/// Creates into the API server alone from wrk, a separate and lighter load generator than 16
+/// `kube::Client`s, for 5 s; prints the rate against raw SQLite inserts and each side's CPU.
+async fn wrk_creates() {
+    let up = spawn_up_in(tempfile::tempdir().unwrap(), &["--no-controllers"], &[]);
+    let (_, client) = until_ready(&up).await;
+    let kubeconfig = std::fs::read_to_string(up.dir.path().join("kubeconfig")).unwrap();
+    let field = |name: &str| {
+        kubeconfig.lines().find_map(|l| l.trim().strip_prefix(name)).unwrap().trim().to_owned()
+    };
+    let url = format!(
+        "{}/apis/workflows.keelson.dev/v1alpha1/namespaces/default/agents",
+        field("server:")
+    );
+    let server_pid = up.child.id().to_string();
+    let (server_cpu, wrk_cpu) = (cpu_time(&server_pid), children_cpu_time());
+    let run = wrk(CLIENTS, &url, &field("token:"), 5, Some(CREATE_AGENTS_LUA));
+    let per_create = |cpu: Duration| cpu.as_secs_f64() * 1e6 / run.requests as f64;
+    let (server_cpu, wrk_cpu) = (cpu_time(&server_pid) - server_cpu, children_cpu_time() - wrk_cpu);
+    let api: Api<Agent> = Api::namespaced(client, "default");
+    let sqlite_rate = stored_inserts_per_second(&up, &api).await;
+    println!(
+        "  the API server alone, wrk -c{CLIENTS}      {:>8.0} /s   (raw SQLite inserts of the same bytes: {sqlite_rate:.0} /s, ratio {:.2})",
+        run.per_second,
+        run.per_second / sqlite_rate
+    );
+    println!(
+        "  CPU per create: server {:.0} µs, wrk {:.0} µs ({} creates)",
+        per_create(server_cpu),
+        per_create(wrk_cpu),
+        run.requests
+    );
 }
 
 /// A Job running `sh -c true` as a local process.

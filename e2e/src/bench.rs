@@ -107,3 +107,64 @@ pub async fn until_ready(up: &Up) -> (Duration, kube::Client) {
 pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 * p).ceil() as usize).saturating_sub(1).min(sorted.len() - 1)]
 }
+
+/// Latency percentiles and throughput wrk reports.
+pub struct Wrk {
+    /// Median latency.
+    pub p50: Duration,
+    /// 99th percentile latency.
+    pub p99: Duration,
+    /// Requests per second.
+    pub per_second: f64,
+    /// Requests completed.
+    pub requests: u64,
+}
+
+/// Runs wrk (Debian package `wrk`) with two threads and `connections` connections for `seconds`
+/// against `url`, with a bearer token and an optional Lua script; every answer must be a success.
+pub fn wrk(connections: usize, url: &str, token: &str, seconds: u32, script: Option<&str>) -> Wrk {
+    let mut command = Command::new("wrk");
+    command.args(["-t2", &format!("-c{connections}"), &format!("-d{seconds}s"), "--latency"]);
+    command.args(["-H", &format!("Authorization: Bearer {token}")]);
+    let script_file = script.map(|lua| {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), lua).unwrap();
+        file
+    });
+    if let Some(file) = &script_file {
+        command.arg("-s").arg(file.path());
+    }
+    let output = command.arg(url).output().expect("wrk runs (apt-get install wrk)");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success() && !text.contains("Non-2xx"), "wrk: {text}");
+    let quantile = |label: &str| {
+        let line = text.lines().find(|l| l.trim_start().starts_with(label)).unwrap();
+        duration(line.split_whitespace().nth(1).unwrap())
+    };
+    let per_second = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    let requests = text
+        .lines()
+        .find_map(|l| l.trim().split_once(" requests in "))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap();
+    Wrk { p50: quantile("50%"), p99: quantile("99%"), per_second, requests }
+}
+
+/// A wrk duration such as `512.00us`, `1.23ms` or `2.01s`.
+fn duration(text: &str) -> Duration {
+    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap();
+    let (value, unit) = text.split_at(split);
+    let value: f64 = value.parse().unwrap();
+    let scale = match unit {
+        "us" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" => 60.0,
+        other => panic!("unit {other}"),
+    };
+    Duration::from_secs_f64(value * scale)
+}
