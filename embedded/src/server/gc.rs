@@ -3,7 +3,10 @@
 //!
 //! A pass reads one snapshot of every object, [`plan`]s what to do (a pure function) and
 //! carries the actions out; anything that changed meanwhile is simply redone by the next pass.
-//! Passes run after changes that can give the collector work, and every few seconds.
+//! Passes run after changes that can give the collector work, and again while the last pass
+//! found work (its actions may have made more, as removing owners lets an `orphan` finalizer go,
+//! or failed), sooner at first and then less often. A pass that finds nothing leaves nothing to
+//! do until the next such change.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -20,8 +23,9 @@ use super::paths::resource_prefix;
 use super::registry::Registry;
 use super::write::{Propagation, delete_entry};
 
-/// How often a pass runs without a triggering change (catches owners that never existed).
-const RESYNC: Duration = Duration::from_secs(5);
+/// The longest wait before another pass while passes keep finding work (the wait doubles from
+/// [`MIN_INTERVAL`] up to this).
+const RECHECK_MAX: Duration = Duration::from_secs(5);
 /// The shortest time between two passes.
 const MIN_INTERVAL: Duration = Duration::from_millis(50);
 /// How long a change is given for related writes to land before a pass.
@@ -171,7 +175,7 @@ pub(crate) fn plan(items: &[Item<'_>]) -> Vec<Action> {
 }
 
 /// Whether a change can give the collector work: a deletion, an object being deleted, or an
-/// object with owners (which may be gone). Plain writes only wait for the periodic resync.
+/// object with owners (which may be gone). Other writes give it none.
 fn interesting(event: &Event) -> bool {
     event.event_type == EventType::Deleted
         || deleting(&event.object)
@@ -184,7 +188,8 @@ fn interesting(event: &Event) -> bool {
 pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let Ok(mut watch) = store.watch("/", store.revision()) else { return };
-        pass(&store, &registry).await;
+        // While passes find work: the wait before the next one.
+        let mut recheck = pass(&store, &registry).await.then_some(MIN_INTERVAL);
         let mut last_pass = tokio::time::Instant::now();
         loop {
             tokio::select! {
@@ -198,7 +203,7 @@ pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle
                     Some(Ok(event)) if interesting(&event) => {}
                     Some(Ok(_)) => continue,
                 },
-                _ = tokio::time::sleep(RESYNC) => {}
+                _ = tokio::time::sleep(recheck.unwrap_or_default()), if recheck.is_some() => {}
             }
             // Let a burst of related writes land, then take everything that queued meanwhile.
             tokio::time::sleep_until(
@@ -219,7 +224,9 @@ pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle
                 }
             }
             last_pass = tokio::time::Instant::now();
-            pass(&store, &registry).await;
+            let found_work = pass(&store, &registry).await;
+            recheck =
+                found_work.then(|| recheck.map_or(MIN_INTERVAL, |w| (w * 2).min(RECHECK_MAX)));
             // A pass reads every object: with many, space passes out so that they take at most
             // a quarter of the time.
             let took = last_pass.elapsed();
@@ -228,8 +235,8 @@ pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle
     })
 }
 
-/// One pass: plan from a snapshot, then act.
-async fn pass(store: &Store, registry: &Registry) {
+/// One pass: plan from a snapshot, then act; returns whether there was anything to do.
+async fn pass(store: &Store, registry: &Registry) -> bool {
     let snapshot = store.list("/");
     // Planning reads every object: off the request workers, so that requests do not wait for it.
     let actions = tokio::task::spawn_blocking(move || {
@@ -240,7 +247,7 @@ async fn pass(store: &Store, registry: &Registry) {
     .await
     .unwrap_or_default();
     if actions.is_empty() {
-        return;
+        return false;
     }
     let served = registry.served();
     let info_of = |key: &str| -> Option<Arc<ResourceInfo>> {
@@ -251,6 +258,7 @@ async fn pass(store: &Store, registry: &Registry) {
         // next pass from fresh state.
         let _ = act(store, &info_of, action).await;
     }
+    true
 }
 
 async fn act(
@@ -273,10 +281,15 @@ async fn act(
             return Ok(());
         }
         Action::RemoveOwner { uid, .. } => {
-            if let Some(refs) =
-                object.pointer_mut("/metadata/ownerReferences").and_then(Value::as_array_mut)
-            {
-                refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid.as_str()));
+            if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                let refs = metadata.get_mut("ownerReferences").and_then(Value::as_array_mut);
+                if let Some(refs) = refs {
+                    refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(uid.as_str()));
+                    // As Kubernetes shows it: no empty list left behind.
+                    if refs.is_empty() {
+                        metadata.remove("ownerReferences");
+                    }
+                }
             }
         }
         Action::RemoveFinalizer { finalizer, .. } => {

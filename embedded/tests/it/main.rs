@@ -1,5 +1,6 @@
 //! The embedded API server driven by a real `kube::Client` and kube-runtime, in process.
 
+mod collection;
 mod crud;
 mod custom;
 mod runtime;

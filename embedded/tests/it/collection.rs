@@ -1,0 +1,93 @@
+//! Garbage collection through the API: the three propagation policies, `blockOwnerDeletion`.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::runtime::wait::{Condition, await_condition, conditions};
+use serde_json::json;
+
+use crate::support::start;
+
+fn config_map(name: &str, owner: Option<&ConfigMap>) -> ConfigMap {
+    let owner_references = owner.map(|owner| {
+        vec![OwnerReference {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            name: owner.metadata.name.clone().unwrap(),
+            uid: owner.metadata.uid.clone().unwrap(),
+            block_owner_deletion: Some(true),
+            ..Default::default()
+        }]
+    });
+    ConfigMap {
+        metadata: ObjectMeta { name: Some(name.into()), owner_references, ..Default::default() },
+        ..Default::default()
+    }
+}
+
+/// Waits (at most 10 s) until `name` meets `condition`.
+async fn until(api: &Api<ConfigMap>, name: &str, condition: impl Condition<ConfigMap>) {
+    tokio::time::timeout(Duration::from_secs(10), await_condition(api.clone(), name, condition))
+        .await
+        .unwrap_or_else(|_| panic!("{name} did not get there in 10 s"))
+        .unwrap();
+}
+
+async fn until_gone(api: &Api<ConfigMap>, object: &ConfigMap) {
+    let uid = object.metadata.uid.clone().unwrap();
+    until(api, object.metadata.name.as_deref().unwrap(), conditions::is_deleted(&uid)).await;
+}
+
+#[tokio::test]
+async fn each_propagation_policy_does_what_it_says() {
+    let test = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
+    let create = |object: ConfigMap| {
+        let api = api.clone();
+        async move { api.create(&PostParams::default(), &object).await.unwrap() }
+    };
+
+    // Orphan: the owner goes; its dependents stay, without the reference.
+    let owner = create(config_map("orphaning", None)).await;
+    for i in 0..3 {
+        create(config_map(&format!("kept-{i}"), Some(&owner))).await;
+    }
+    api.delete("orphaning", &DeleteParams::orphan()).await.unwrap();
+    until_gone(&api, &owner).await;
+    for i in 0..3 {
+        let kept = api.get(&format!("kept-{i}")).await.unwrap();
+        assert_eq!(kept.metadata.owner_references, None, "kept-{i} is orphaned");
+    }
+
+    // Foreground: the owner stays, marked, while a dependent that blocks it is there.
+    let owner = create(config_map("foreground", None)).await;
+    let blocker = create(config_map("blocker", Some(&owner))).await;
+    let hold = json!({"metadata": {"finalizers": ["example.com/hold"]}});
+    api.patch("blocker", &PatchParams::default(), &Patch::Merge(&hold)).await.unwrap();
+    api.delete("foreground", &DeleteParams::foreground()).await.unwrap();
+    until(&api, "blocker", |o: Option<&ConfigMap>| {
+        o.is_some_and(|o| o.metadata.deletion_timestamp.is_some())
+    })
+    .await;
+    let waiting = api.get("foreground").await.unwrap();
+    assert!(waiting.metadata.deletion_timestamp.is_some());
+    assert_eq!(waiting.metadata.finalizers, Some(vec!["foregroundDeletion".to_owned()]));
+    let release = json!({"metadata": {"finalizers": null}});
+    api.patch("blocker", &PatchParams::default(), &Patch::Merge(&release)).await.unwrap();
+    until_gone(&api, &blocker).await;
+    until_gone(&api, &owner).await;
+
+    // Background: the owner goes at once, its dependents after it.
+    let owner = create(config_map("background", None)).await;
+    let dependents = [
+        create(config_map("child-0", Some(&owner))).await,
+        create(config_map("child-1", Some(&owner))).await,
+    ];
+    api.delete("background", &DeleteParams::background()).await.unwrap();
+    until_gone(&api, &owner).await;
+    for dependent in &dependents {
+        until_gone(&api, dependent).await;
+    }
+}
