@@ -188,8 +188,7 @@ fn interesting(event: &Event) -> bool {
 pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let Ok(mut watch) = store.watch("/", store.revision()) else { return };
-        // While passes find work: the wait before the next one.
-        let mut recheck = pass(&store, &registry).await.then_some(MIN_INTERVAL);
+        let mut recheck = next_recheck(pass(&store, &registry).await, None);
         let mut last_pass = tokio::time::Instant::now();
         loop {
             tokio::select! {
@@ -224,15 +223,19 @@ pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle
                 }
             }
             last_pass = tokio::time::Instant::now();
-            let found_work = pass(&store, &registry).await;
-            recheck =
-                found_work.then(|| recheck.map_or(MIN_INTERVAL, |w| (w * 2).min(RECHECK_MAX)));
+            recheck = next_recheck(pass(&store, &registry).await, recheck);
             // A pass reads every object: with many, space passes out so that they take at most
             // a quarter of the time.
             let took = last_pass.elapsed();
             last_pass += took.saturating_mul(4).saturating_sub(MIN_INTERVAL);
         }
     })
+}
+
+/// The wait before the next pass without a triggering change: none after a pass that found no
+/// work, [`MIN_INTERVAL`] after the first that did, then doubling up to [`RECHECK_MAX`].
+fn next_recheck(found_work: bool, previous: Option<Duration>) -> Option<Duration> {
+    found_work.then(|| previous.map_or(MIN_INTERVAL, |wait| (wait * 2).min(RECHECK_MAX)))
 }
 
 /// One pass: plan from a snapshot, then act; returns whether there was anything to do.
@@ -427,5 +430,17 @@ mod tests {
             plan(&items(&[("/core/namespaces//team".to_owned(), ns)])),
             vec![Action::FinalizeNamespace { key: "/core/namespaces//team".into() }]
         );
+    }
+
+    #[test]
+    fn passes_that_keep_finding_work_recheck_less_and_less_often() {
+        let mut wait = None;
+        let mut waits = Vec::new();
+        for _ in 0..9 {
+            wait = next_recheck(true, wait);
+            waits.push(wait.unwrap().as_millis());
+        }
+        assert_eq!(waits, [50, 100, 200, 400, 800, 1600, 3200, 5000, 5000]);
+        assert_eq!(next_recheck(false, wait), None, "a pass that found nothing stops rechecks");
     }
 }
