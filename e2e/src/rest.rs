@@ -79,8 +79,13 @@ impl Rest {
         if let Some(token) = &self.token {
             request = request.header("authorization", format!("Bearer {token}"));
         }
-        if body.is_some() {
+        if let Some(body) = body {
             request = request.header("content-type", content_type);
+            // As curl does above 1 MiB: a server refusing the body by its length answers
+            // before it is sent, instead of closing the connection on a client still writing.
+            if body.len() > 1 << 20 {
+                request = request.header("expect", "100-continue");
+            }
         }
         for (name, value) in headers {
             request = request.header(*name, *value);

@@ -217,6 +217,18 @@ fn describe_shows_events_and_wait_honours_observed_generation() {
             && described.contains("widget registered"),
         "{described}"
     );
+    // An events.k8s.io Event has no lastTimestamp, yet kubectl sorts by it (null, as upstream):
+    // in a namespace holding only such events, kubectl found nothing to list when it was missing.
+    k.ok(&["create", "namespace", "audit"]);
+    let new_event = k.manifest(
+        "new-event.yaml",
+        &format!(
+            "apiVersion: events.k8s.io/v1\nkind: Event\nmetadata:\n  name: gear.2\n  namespace: audit\nregarding:\n  apiVersion: e2e.keelson.dev/v1\n  kind: Widget\n  name: gear\n  namespace: default\n  uid: {uid}\nreason: Checked\naction: Check\nnote: widget checked\ntype: Normal\neventTime: \"2026-11-21T00:00:01.000000Z\"\nreportingController: keelson\nreportingInstance: e2e\n"
+        ),
+    );
+    k.ok(&["apply", "-f", &new_event]);
+    let sorted = k.ok(&["get", "events", "-n", "audit", "--sort-by=.lastTimestamp", "-o", "name"]);
+    assert_eq!(sorted.trim(), "event/gear.2");
 
     let ready = |generation: u32| {
         format!(

@@ -216,6 +216,17 @@ fn a_deployment_scales_and_rolls_to_a_new_image() {
     assert_eq!(replicas, ["0", "1"], "the old ReplicaSet is kept at zero for rollbacks");
     let logs = k.fails(&["logs", pod]);
     assert!(logs.contains("simulated"), "{logs}");
+
+    // Each scaling step is an event of its own, from the controller upstream names.
+    let described = k.ok(&["describe", "deployment", "web"]);
+    for step in ["to 1 from 3", "from 0 to 1", "to 0 from 1"] {
+        assert!(described.contains(step), "no {step:?} event in:\n{described}");
+    }
+    assert!(described.matches("ScalingReplicaSet").count() >= 4, "{described}");
+    assert!(described.contains("deployment-controller"), "{described}");
+    // Events written through both APIs sort by their last time (kubectl needs the field there).
+    let reasons = k.ok(&["get", "events", "--sort-by=.lastTimestamp", "-o", "name"]);
+    assert!(reasons.lines().count() >= 8, "{reasons}");
 }
 
 #[test]

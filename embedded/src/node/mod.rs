@@ -84,7 +84,7 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
     ];
     tasks.extend(workloads::spawn(Arc::new(workloads::Context {
         client: client.clone(),
-        recorder: Recorder::new(client.clone(), reporter("keelson-controller-manager")),
+        events: workloads::EventLog::new(client.clone()),
         job_backoff: options.job_backoff,
     })));
     let kubelet = kubelet::Kubelet::spawn(

@@ -63,9 +63,31 @@ pub fn from_stored<'a>(info: &ResourceInfo, object: &'a Value) -> Cow<'a, Value>
 /// A request body in the addressed version, in the form it is stored in.
 pub fn to_stored(info: &ResourceInfo, object: Value) -> Value {
     if is_new_event(info) {
-        return rename(object, EVENT_FIELDS.into_iter().map(|(core, new)| (new, core)), "v1");
+        let mut event =
+            rename(object, EVENT_FIELDS.into_iter().map(|(core, new)| (new, core)), "v1");
+        show_unset_event_fields(&mut event);
+        return event;
+    }
+    if info.builtin && info.group.is_empty() && info.resource == "events" {
+        let mut event = object;
+        show_unset_event_fields(&mut event);
+        return event;
     }
     object
+}
+
+/// Adds the core/v1 Event fields Kubernetes shows even when unset (Go writes them): times as
+/// `null`, the reporting fields as `""`, `source` as `{}`. Clients rely on them being there:
+/// `kubectl get events --sort-by=.lastTimestamp` lists nothing when the field is missing.
+fn show_unset_event_fields(event: &mut Value) {
+    let Some(map) = event.as_object_mut() else { return };
+    for field in ["firstTimestamp", "lastTimestamp", "eventTime"] {
+        map.entry(field).or_insert(Value::Null);
+    }
+    for field in ["reportingComponent", "reportingInstance"] {
+        map.entry(field).or_insert_with(|| Value::String(String::new()));
+    }
+    map.entry("source").or_insert_with(|| Value::Object(Map::new()));
 }
 
 #[cfg(test)]
@@ -96,6 +118,25 @@ mod tests {
             "no copy when nothing converts"
         );
         assert_eq!(from_stored(&events(""), &stored)["message"], "started");
-        assert_eq!(*from_stored(&events("events.k8s.io"), &stored), new);
+        assert_eq!(from_stored(&events("events.k8s.io"), &stored)["note"], "started");
+    }
+
+    #[test]
+    fn a_stored_event_shows_the_fields_core_v1_always_has() {
+        let legacy = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"},
+            "involvedObject": {"kind": "Pod", "name": "p"}, "message": "m", "count": 2,
+            "lastTimestamp": "2026-11-21T00:00:00Z"});
+        let stored = to_stored(&events(""), legacy);
+        assert_eq!(stored["lastTimestamp"], "2026-11-21T00:00:00Z", "set fields stay");
+        assert_eq!((&stored["firstTimestamp"], &stored["eventTime"]), (&Value::Null, &Value::Null));
+        assert!(stored.get("firstTimestamp").is_some() && stored.get("eventTime").is_some());
+        assert_eq!((&stored["reportingComponent"], &stored["source"]), (&json!(""), &json!({})));
+
+        let new = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"},
+            "regarding": {"kind": "Run", "name": "r"}, "eventTime": "2026-11-21T00:00:00.000000Z"});
+        let stored = to_stored(&events("events.k8s.io"), new);
+        assert!(stored.get("lastTimestamp").is_some_and(Value::is_null), "{stored}");
+        let shown = from_stored(&events("events.k8s.io"), &stored);
+        assert!(shown.get("deprecatedLastTimestamp").is_some_and(Value::is_null), "{shown}");
     }
 }

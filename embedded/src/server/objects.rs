@@ -52,15 +52,22 @@ pub fn resource_version(object: &Value) -> ApiResult<Option<u64>> {
     }
 }
 
-/// Everything that is neither metadata nor status: what `generation` counts.
-fn spec_part(object: &Value) -> Value {
-    let mut object = object.clone();
-    if let Some(map) = object.as_object_mut() {
-        for field in ["metadata", "status", "apiVersion", "kind"] {
-            map.remove(field);
-        }
+/// Whether two versions of an object differ in anything but metadata and status: what
+/// `generation` counts.
+fn spec_changed(old: &Value, new: &Value) -> bool {
+    fn spec(object: &Value) -> impl Iterator<Item = (&String, &Value)> {
+        const NOT_SPEC: [&str; 4] = ["metadata", "status", "apiVersion", "kind"];
+        let fields = object.as_object().into_iter().flatten();
+        fields.filter(|(field, _)| !NOT_SPEC.contains(&field.as_str()))
     }
-    object
+    spec(old).count() != spec(new).count() || spec(old).any(|(field, v)| new.get(field) != Some(v))
+}
+
+/// Whether objects of this kind count `metadata.generation`, as in Kubernetes 1.32: custom
+/// resources, CRDs and the workloads a controller rolls out. ConfigMaps, Secrets, Pods,
+/// Namespaces, Events and the other built-ins have no generation.
+pub fn tracks_generation(info: &ResourceInfo) -> bool {
+    !info.builtin || matches!(info.group.as_str(), "apps" | "batch" | "apiextensions.k8s.io")
 }
 
 /// Whether this is the `customresourcedefinitions` resource, whose status the server owns.
@@ -108,7 +115,7 @@ pub fn name_problems(info: &ResourceInfo, name: &str) -> Vec<Cause> {
 }
 
 /// Prepares a new object for storage: type and namespace checked against the path, name or
-/// `generateName`, uid, creation time, generation 1; status dropped when it has its own
+/// `generateName`, uid, creation time, generation 1 (where the kind counts one); status dropped when it has its own
 /// subresource (the CRD kind keeps its server-owned status).
 pub fn prepare_create(
     info: &ResourceInfo,
@@ -163,7 +170,9 @@ pub fn prepare_create(
     meta.insert("name".into(), json!(name));
     meta.insert("uid".into(), json!(new_uid()));
     meta.insert("creationTimestamp".into(), json!(now));
-    meta.insert("generation".into(), json!(1));
+    if tracks_generation(info) {
+        meta.insert("generation".into(), json!(1));
+    }
     if has_status_subresource(info)
         && !is_crd(info)
         && !info.builtin
@@ -289,7 +298,7 @@ pub fn prepare_update(
         }
     }
     super::defaults::normalize(info, &mut new);
-    if spec_part(old) != spec_part(&new) {
+    if tracks_generation(info) && spec_changed(old, &new) {
         let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
         metadata_mut(&mut new).insert("generation".into(), json!(generation + 1));
     }
@@ -416,6 +425,30 @@ mod tests {
         assert_eq!(
             (updated["status"]["s"].clone(), updated["spec"]["a"].clone()),
             (json!(9), json!(1))
+        );
+    }
+
+    #[test]
+    fn only_kinds_that_count_generations_get_one() {
+        let data = |a: i64| json!({"metadata": {"name": "c"}, "data": {"a": a}});
+        let created = prepare_create(&info("configmaps"), Some("default"), data(1), "t").unwrap();
+        assert!(created["metadata"].get("generation").is_none(), "{created}");
+        let updated = prepare_update(&info("configmaps"), None, &created, data(2)).unwrap();
+        assert!(updated["metadata"].get("generation").is_none(), "{updated}");
+
+        let deployment = json!({"metadata": {"name": "d"}, "spec": {"replicas": 1}});
+        let created = prepare_create(&info("deployments"), Some("default"), deployment, "t");
+        assert_eq!(created.unwrap()["metadata"]["generation"], 1);
+    }
+
+    #[test]
+    fn a_new_top_level_field_is_a_spec_change() {
+        let old = json!({"metadata": {"name": "w", "generation": 1}, "spec": {"a": 1}});
+        let mut new = old.clone();
+        new["extra"] = json!(true);
+        assert_eq!(
+            prepare_update(&custom(), None, &old, new).unwrap()["metadata"]["generation"],
+            2
         );
     }
 

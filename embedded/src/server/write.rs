@@ -696,8 +696,10 @@ pub(crate) async fn delete_entry(
         meta.insert("deletionGracePeriodSeconds".into(), json!(grace));
     }
     if !already {
-        let generation = meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
-        meta.insert("generation".into(), json!(generation + 1));
+        // As in Kubernetes, marking for deletion moves a generation the kind counts.
+        if let Some(generation) = meta.get("generation").and_then(Value::as_i64) {
+            meta.insert("generation".into(), json!(generation + 1));
+        }
         if namespace_content {
             object["status"]["phase"] = json!("Terminating");
         }

@@ -11,7 +11,6 @@ use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as MetaSelector;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
@@ -20,6 +19,7 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::task::JoinHandle;
 
+use super::events::EventLog;
 use super::plan::PlanEvent;
 use super::{daemonset, deployment, job, pvc, replicaset};
 use crate::node::pods::is_controlled_by;
@@ -30,7 +30,7 @@ pub struct Context {
     /// Client of the embedded API server.
     pub client: Client,
     /// Records events as the workload controllers.
-    pub recorder: Recorder,
+    pub events: EventLog,
     /// Base of a Job's retry back-off.
     pub job_backoff: Duration,
 }
@@ -185,14 +185,9 @@ where
 }
 
 async fn record<K: Resource<DynamicType = ()>>(ctx: &Context, owner: &K, event: &PlanEvent) {
-    let event = Event {
-        type_: if event.warning { EventType::Warning } else { EventType::Normal },
-        reason: event.reason.clone(),
-        note: Some(event.note.clone()),
-        action: event.reason.clone(),
-        secondary: None,
-    };
-    if let Err(error) = ctx.recorder.publish(&event, &owner.object_ref(&())).await {
+    // Named as upstream's controllers are: `replicaset-controller`, `deployment-controller`...
+    let component = format!("{}-controller", K::kind(&()).to_ascii_lowercase());
+    if let Err(error) = ctx.events.record(&component, &owner.object_ref(&()), event).await {
         tracing::debug!(%error, "recording an event failed");
     }
 }

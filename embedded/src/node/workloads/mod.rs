@@ -8,9 +8,11 @@
 mod controllers;
 pub mod daemonset;
 pub mod deployment;
+mod events;
 pub mod job;
 pub mod plan;
 pub mod pvc;
 pub mod replicaset;
 
 pub(super) use controllers::{Context, spawn};
+pub(super) use events::EventLog;
