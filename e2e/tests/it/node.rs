@@ -216,6 +216,8 @@ fn a_deployment_scales_and_rolls_to_a_new_image() {
     assert_eq!(replicas, ["0", "1"], "the old ReplicaSet is kept at zero for rollbacks");
     let logs = k.fails(&["logs", pod]);
     assert!(logs.contains("simulated"), "{logs}");
+    let exec = k.fails(&["exec", pod, "--", "ls"]);
+    assert!(exec.contains("BadRequest") && exec.contains("cannot exec into"), "{exec}");
 
     // Each scaling step is an event of its own, from the controller upstream names.
     let described = k.ok(&["describe", "deployment", "web"]);

@@ -96,8 +96,27 @@ pub fn resolve(
         if let Some(sub) = &t.subresource
             && !t.info.subresources.iter().any(|s| s.name() == sub)
         {
-            return Err(ApiError::no_route(&path()));
+            return Err(unserved_pod_stream(&t, sub).unwrap_or_else(|| ApiError::no_route(&path())));
         }
         Ok(t)
     })
+}
+
+/// Why a pod's `exec`, `attach` or `portforward` is refused: the local node runs no containers
+/// to stream from (a plain 404 would leave `kubectl exec` users guessing).
+fn unserved_pod_stream(target: &Target, subresource: &str) -> Option<ApiError> {
+    let info = &target.info;
+    if !info.builtin || !info.group.is_empty() || info.resource != "pods" {
+        return None;
+    }
+    let what = match subresource {
+        "exec" => "exec into",
+        "attach" => "attach to",
+        "portforward" => "forward ports of",
+        _ => return None,
+    };
+    let name = target.name.as_deref().unwrap_or_default();
+    Some(ApiError::bad_request(format!(
+        "keelson's local node cannot {what} pod \"{name}\": its containers are simulated, or run as local processes (Job pods); kubectl logs reads a process's output"
+    )))
 }
