@@ -281,7 +281,7 @@ fn a_restart_resumes_on_the_same_data_dir() {
 }
 
 #[test]
-fn imperative_create_commands_send_protobuf_and_work() {
+fn imperative_commands_that_send_protobuf_work() {
     let k = Keelson::up();
     k.ok(&["create", "namespace", "models"]);
     k.ok(&[
@@ -308,6 +308,18 @@ fn imperative_create_commands_send_protobuf_and_work() {
         k.jsonpath("job", "once", "{.spec.template.spec.containers[0].command}"),
         r#"["sh","-c","echo hi"]"#
     );
+    // A server-side dry run changes nothing (kubectl sends it in the DeleteOptions body).
+    k.ok(&["delete", "deployment", "web", "--dry-run=server"]);
+    assert_eq!(k.jsonpath("deployment", "web", "{.spec.replicas}"), "2");
+    // drain sends the DeleteOptions of its pod deletes in protobuf.
+    eventually(30, "the deployment's pods", || {
+        k.ok(&["get", "pods", "-l", "app=web", "-o", "name"]).lines().count() == 2
+    });
+    let node = k.ok(&["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"]);
+    k.ok(&["drain", &node, "--ignore-daemonsets", "--force", "--timeout=60s"]);
+    assert_eq!(k.jsonpath("node", &node, "{.spec.unschedulable}"), "true");
+    let placed = k.ok(&["get", "pods", "-o", "jsonpath={.items[*].spec.nodeName}"]);
+    assert!(!placed.contains(&node), "no pod is left on the drained node: {placed}");
     // The kinds `kubectl create` sends in protobuf that the server does not decode (Role, CronJob,
     // PriorityClass...) are not served either, so they fail as NotFound before the body is read.
     let refused = k.fails(&["create", "role", "r", "--verb=get", "--resource=pods"]);

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use k8s_pb::apimachinery::pkg::api::resource::Quantity;
 use k8s_pb::apimachinery::pkg::apis::meta::v1::{
-    FieldsV1, LabelSelector, LabelSelectorRequirement, ManagedFieldsEntry, ObjectMeta,
-    OwnerReference, Time,
+    DeleteOptions, FieldsV1, LabelSelector, LabelSelectorRequirement, ManagedFieldsEntry,
+    ObjectMeta, OwnerReference, Preconditions, Time,
 };
 use k8s_pb::apimachinery::pkg::util::intstr::IntOrString;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::fields::{Ctx, Object, item, join};
 
@@ -64,6 +64,32 @@ pub(crate) fn object_meta(meta: Option<ObjectMeta>, ctx: &mut Ctx, path: &str) -
             .map(|(i, entry)| managed_fields_entry(entry, ctx, &item(path, "managedFields", i)))
             .collect(),
     );
+    out.into()
+}
+
+/// The `DeleteOptions` of a delete (`kubectl drain` sends them in protobuf). All of it is mapped
+/// but the unsafe deletion of corrupt objects, which this server has no use for.
+pub(crate) fn delete_options(options: DeleteOptions, ctx: &mut Ctx) -> Map<String, Value> {
+    let DeleteOptions {
+        grace_period_seconds,
+        preconditions,
+        orphan_dependents,
+        propagation_policy,
+        dry_run,
+        ignore_store_read_error_with_cluster_breaking_potential: unsafe_delete,
+    } = options;
+    let mut out = Object::default();
+    out.pointer("gracePeriodSeconds", grace_period_seconds);
+    if let Some(Preconditions { uid, resource_version }) = preconditions {
+        let mut given = Object::default();
+        given.pointer("uid", uid);
+        given.pointer("resourceVersion", resource_version);
+        out.put("preconditions", given);
+    }
+    out.pointer("orphanDependents", orphan_dependents);
+    out.pointer("propagationPolicy", propagation_policy);
+    out.items("dryRun", dry_run);
+    ctx.unmapped_pointer("", "ignoreStoreReadErrorWithClusterBreakingPotential", &unsafe_delete);
     out.into()
 }
 

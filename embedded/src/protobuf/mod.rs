@@ -2,7 +2,8 @@
 //! into the JSON objects the server stores.
 //!
 //! kubectl's typed clients send protobuf for `kubectl create namespace`, `configmap`, `secret`,
-//! `serviceaccount`, `service`, `deployment` and `job`, and do not retry with JSON on a 415, so
+//! `serviceaccount`, `service`, `deployment` and `job`, and `kubectl drain` sends the
+//! `DeleteOptions` of its pod deletes in protobuf; they do not retry with JSON on a 415, so
 //! the server has to read protobuf for those kinds. Every other kind is refused with
 //! [`ProtobufError::UnsupportedKind`].
 //!
@@ -33,6 +34,7 @@ mod tests;
 use k8s_pb::api::apps::v1::Deployment;
 use k8s_pb::api::batch::v1::Job;
 use k8s_pb::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
+use k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions;
 use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
 use prost::Message;
 use serde_json::{Map, Value};
@@ -108,6 +110,8 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
         ("v1", "Service") => convert::<Service>(&raw, &kind, core::service)?,
         ("apps/v1", "Deployment") => convert::<Deployment>(&raw, &kind, apps::deployment)?,
         ("batch/v1", "Job") => convert::<Job>(&raw, &kind, batch::job)?,
+        // Registered in every group version, so named with the addressed one.
+        (_, "DeleteOptions") => convert::<DeleteOptions>(&raw, &kind, meta::delete_options)?,
         _ => return Err(ProtobufError::UnsupportedKind { api_version, kind }),
     };
     object.insert("apiVersion".into(), Value::String(api_version));

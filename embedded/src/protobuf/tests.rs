@@ -22,7 +22,8 @@ use k8s_pb::api::core::v1::{
 use k8s_pb::api::rbac::v1::Role;
 use k8s_pb::apimachinery::pkg::api::resource::Quantity;
 use k8s_pb::apimachinery::pkg::apis::meta::v1::{
-    LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference, Time,
+    DeleteOptions, LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference,
+    Preconditions, Time,
 };
 use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
 use k8s_pb::apimachinery::pkg::util::intstr::IntOrString;
@@ -94,6 +95,31 @@ fn config_map_with_data_and_labels() {
             "data": {"a": "1", "b": "two"},
             "binaryData": {"blob": "AAH/"},
         })
+    );
+}
+
+#[test]
+fn delete_options_as_kubectl_drain_sends_them() {
+    let options = DeleteOptions {
+        grace_period_seconds: Some(0),
+        preconditions: Some(Preconditions { uid: Some("u-1".into()), resource_version: None }),
+        propagation_policy: Some("Background".into()),
+        dry_run: vec!["All".into()],
+        ..Default::default()
+    };
+    assert_eq!(
+        decode(&body("v1", "DeleteOptions", &options)).unwrap(),
+        json!({"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0,
+            "preconditions": {"uid": "u-1"}, "propagationPolicy": "Background", "dryRun": ["All"]})
+    );
+    let unsafe_delete = DeleteOptions {
+        ignore_store_read_error_with_cluster_breaking_potential: Some(true),
+        ..Default::default()
+    };
+    let (kind, field) = unsupported(&body("apps/v1", "DeleteOptions", &unsafe_delete));
+    assert_eq!(
+        (kind.as_str(), field.as_str()),
+        ("DeleteOptions", "ignoreStoreReadErrorWithClusterBreakingPotential")
     );
 }
 

@@ -104,13 +104,7 @@ impl Query {
             ),
             None => None,
         };
-        let dry_run = match params.get("dryRun").map(String::as_str) {
-            None | Some("") => false,
-            Some("All") => true,
-            Some(other) => {
-                return Err(ApiError::bad_request(format!("dryRun must be All, not {other:?}")));
-            }
-        };
+        let dry_run = dry_run(params.get("dryRun").map(String::as_str))?;
         Ok(Self {
             watch: boolean(params.get("watch")),
             labels,
@@ -134,6 +128,15 @@ impl Query {
             include_object: params.get("includeObject").cloned(),
             raw: params,
         })
+    }
+}
+
+/// A `dryRun` directive (query parameter or `DeleteOptions` item): `All`, or none.
+pub fn dry_run(value: Option<&str>) -> ApiResult<bool> {
+    match value {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!("dryRun must be All, not {other:?}"))),
     }
 }
 

@@ -584,16 +584,24 @@ struct DeleteOptions {
     grace_period: Option<i64>,
     uid: Option<String>,
     resource_version: Option<String>,
+    /// `dryRun` of the query or of the body (kubectl sends it in the body).
+    dry_run: bool,
 }
 
+/// The options of a delete, from its body (JSON, or protobuf as `kubectl drain` sends them) and
+/// its query.
 fn delete_options(request: &ResourceRequest) -> ApiResult<DeleteOptions> {
     let mut options = DeleteOptions::default();
-    let body: Value = if request.body.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&request.body)
-            .map_err(|e| ApiError::bad_request(format!("DeleteOptions are not valid JSON: {e}")))?
-    };
+    let body: Value = if request.body.is_empty() { Value::Null } else { body(request)? };
+    options.dry_run = request.query.dry_run;
+    if let Some(directives) = body.get("dryRun") {
+        let directives = directives.as_array().ok_or_else(|| {
+            ApiError::bad_request("DeleteOptions.dryRun must be a list of directives")
+        })?;
+        for directive in directives {
+            options.dry_run |= super::query::dry_run(Some(directive.as_str().unwrap_or("?")))?;
+        }
+    }
     let policy = body.get("propagationPolicy").and_then(Value::as_str).or(request
         .query
         .raw
@@ -775,7 +783,7 @@ pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiRes
             ),
         ));
     }
-    if is_crd(&info) && !request.query.dry_run {
+    if is_crd(&info) && !options.dry_run {
         remove_custom_resources(state, &current.object).await;
     }
     let propagation = options.propagation.unwrap_or(Propagation::Background);
@@ -785,7 +793,7 @@ pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiRes
         &current,
         propagation,
         options.grace_period,
-        request.query.dry_run,
+        options.dry_run,
     )
     .await
     .map_err(store_error(&info, &name))?;
@@ -823,9 +831,7 @@ pub(crate) async fn delete_collection(
             continue;
         }
         let grace = options.grace_period;
-        match delete_entry(&state.store, &info, entry, propagation, grace, request.query.dry_run)
-            .await
-        {
+        match delete_entry(&state.store, &info, entry, propagation, grace, options.dry_run).await {
             Ok(Deleted::Removed(o) | Deleted::Marked(o)) => {
                 items.push(from_stored(&info, &o).into_owned())
             }

@@ -55,6 +55,30 @@ async fn create_get_update_with_conflicts_and_delete() {
 }
 
 #[tokio::test]
+async fn dry_runs_answer_as_the_write_would_and_change_nothing() {
+    let test = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
+    let dry = PostParams { dry_run: true, ..PostParams::default() };
+    let would = api.create(&dry, &config_map("a", &[])).await.unwrap();
+    assert!(would.metadata.uid.is_some(), "the answer is the object as it would be stored");
+    assert_eq!(api_error(api.get("a").await.unwrap_err()).0, 404);
+
+    let created = api.create(&PostParams::default(), &config_map("a", &[])).await.unwrap();
+    let mut changed = created.clone();
+    changed.data = Some(BTreeMap::from([("k".to_owned(), "w".to_owned())]));
+    let replaced = api.replace("a", &dry, &changed).await.unwrap();
+    assert_eq!(replaced.data.unwrap()["k"], "w");
+    let merge = Patch::Merge(json!({"data": {"x": "1"}}));
+    let patched = api.patch("a", &PatchParams::default().dry_run(), &merge).await.unwrap();
+    assert_eq!(patched.data.unwrap()["x"], "1");
+    // kube sends a delete's dryRun in its DeleteOptions body, as kubectl does.
+    let dry_delete = DeleteParams { dry_run: true, ..DeleteParams::default() };
+    api.delete("a", &dry_delete).await.unwrap();
+    api.delete_collection(&dry_delete, &ListParams::default()).await.unwrap();
+    assert_eq!(api.get("a").await.unwrap(), created, "nothing changed");
+}
+
+#[tokio::test]
 async fn lists_page_at_one_revision_and_filter_by_labels() {
     let test = start().await;
     let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
