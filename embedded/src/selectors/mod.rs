@@ -13,6 +13,7 @@ mod parse;
 mod tests;
 
 pub use label::{LabelSelector, Operator, Requirement};
+pub(crate) use parse::{validate_label_key, validate_label_value};
 
 /// Why a selector was rejected (the server answers 400 BadRequest).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -1,5 +1,6 @@
 //! Every failure of the API server as a Kubernetes `Status` object with the right code and reason.
 
+use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -165,6 +166,18 @@ impl ApiError {
     /// 410 for a watch or continue token older than the kept history.
     pub fn gone(message: impl Into<String>) -> Self {
         Self::new(StatusCode::GONE, "Expired", message)
+    }
+
+    /// 413 for a body over `limit` bytes, 400 for one that could not be read otherwise.
+    pub fn unreadable_body(rejection: &BytesRejection, limit: usize) -> Self {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            return Self::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "RequestEntityTooLarge",
+                format!("Request entity too large: limit is {limit}"),
+            );
+        }
+        Self::bad_request(format!("the request body could not be read: {}", rejection.body_text()))
     }
 
     /// 415 for a body or patch type the resource does not take.

@@ -7,6 +7,7 @@ mod defaults;
 mod discovery_routes;
 mod errors;
 mod gc;
+mod object_checks;
 mod objects;
 mod paths;
 pub mod pod_log;
@@ -24,7 +25,8 @@ use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, Query as RawQuery, Request, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path, Query as RawQuery, Request, State};
 use axum::http::{HeaderMap, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -224,6 +226,9 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     Ok(RunningServer { addr, credentials, store, handle, task })
 }
 
+/// The largest request body, as the Kubernetes API server's (3 MiB).
+const MAX_REQUEST_BODY: usize = 3 << 20;
+
 fn router(state: ApiState) -> Router {
     let open = Router::new()
         .route("/healthz", get(discovery_routes::ok))
@@ -241,6 +246,7 @@ fn router(state: ApiState) -> Router {
         .route("/openapi/v3", get(discovery_routes::openapi_index))
         .route("/openapi/v3/{*gv}", get(discovery_routes::openapi_document))
         .fallback(|request: Request| async move { ApiError::no_route(request.uri().path()) })
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY))
         .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
     open.merge(guarded).with_state(state)
 }
@@ -275,7 +281,7 @@ async fn core_resource(
     method: Method,
     RawQuery(params): RawQuery<HashMap<String, String>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     dispatch(state, "", "v1", &rest, method, params, headers, body).await
 }
@@ -286,7 +292,7 @@ async fn group_resource(
     method: Method,
     RawQuery(params): RawQuery<HashMap<String, String>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     dispatch(state, &group, &version, &rest, method, params, headers, body).await
 }
@@ -300,9 +306,11 @@ async fn dispatch(
     method: Method,
     params: HashMap<String, String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let result: ApiResult<Response> = async {
+        let body =
+            body.map_err(|rejection| ApiError::unreadable_body(&rejection, MAX_REQUEST_BODY))?;
         let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
         let target = paths::resolve(&state.registry.served(), group, version, &segments)?;
         let query = query::Query::parse(params)?;

@@ -182,7 +182,17 @@ pub fn prepare_create(
     }
     super::defaults::normalize(info, &mut object);
     super::defaults::on_create(info, &mut object);
+    refuse_problems(info, &name, &object)?;
     Ok(object)
+}
+
+/// Refuses an object upstream's validation of every kind would refuse (see `object_checks`).
+fn refuse_problems(info: &ResourceInfo, name: &str, object: &Value) -> ApiResult<()> {
+    let problems = super::object_checks::problems(info, object);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(&info.group, &info.kind, name, problems))
 }
 
 /// Sets `apiVersion`/`kind` when missing and refuses a body of another type.
@@ -302,6 +312,7 @@ pub fn prepare_update(
         let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
         metadata_mut(&mut new).insert("generation".into(), json!(generation + 1));
     }
+    refuse_problems(info, &name, &new)?;
     Ok(new)
 }
 

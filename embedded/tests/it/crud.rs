@@ -79,6 +79,40 @@ async fn dry_runs_answer_as_the_write_would_and_change_nothing() {
 }
 
 #[tokio::test]
+async fn objects_a_cluster_would_refuse_are_refused_with_its_reasons() {
+    let test = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
+    let (code, reason, message) = api_error(
+        api.create(&PostParams::default(), &config_map("a", &[("Bad_Key!", "x")]))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((code, reason.as_str()), (422, "Invalid"));
+    assert!(message.contains("metadata.labels: Invalid value: \"Bad_Key!\""), "{message}");
+
+    let sized = |name: &str, bytes: usize| {
+        let mut object = config_map(name, &[]);
+        object.data = Some(BTreeMap::from([("k".to_owned(), "x".repeat(bytes))]));
+        object
+    };
+    let (code, _, message) =
+        api_error(api.create(&PostParams::default(), &sized("big", 1_500_000)).await.unwrap_err());
+    assert_eq!(code, 422);
+    assert!(message.contains("data: Too long: must have at most 1048576 bytes"), "{message}");
+    let (code, reason, message) =
+        api_error(api.create(&PostParams::default(), &sized("huge", 4 << 20)).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (413, "RequestEntityTooLarge"), "{message}");
+
+    let created = api.create(&PostParams::default(), &config_map("a", &[])).await.unwrap();
+    let patch = Patch::Merge(json!({"metadata": {"annotations": {"n": "x".repeat(300_000)}}}));
+    let (code, _, message) =
+        api_error(api.patch("a", &PatchParams::default(), &patch).await.unwrap_err());
+    assert_eq!(code, 422);
+    assert!(message.contains("metadata.annotations: Too long"), "{message}");
+    assert_eq!(api.get("a").await.unwrap(), created, "a refused write changes nothing");
+}
+
+#[tokio::test]
 async fn lists_page_at_one_revision_and_filter_by_labels() {
     let test = start().await;
     let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
