@@ -234,7 +234,8 @@ fn router(state: ApiState) -> Router {
         .route("/healthz", get(discovery_routes::ok))
         .route("/livez", get(discovery_routes::ok))
         .route("/readyz", get(discovery_routes::ok))
-        .route("/version", get(discovery_routes::version));
+        .route("/version", get(discovery_routes::version))
+        .method_not_allowed_fallback(method_not_allowed);
     let guarded = Router::new()
         .route("/api", get(discovery_routes::api))
         .route("/api/v1", get(discovery_routes::core_resources))
@@ -246,9 +247,15 @@ fn router(state: ApiState) -> Router {
         .route("/openapi/v3", get(discovery_routes::openapi_index))
         .route("/openapi/v3/{*gv}", get(discovery_routes::openapi_document))
         .fallback(|request: Request| async move { ApiError::no_route(request.uri().path()) })
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY))
         .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
     open.merge(guarded).with_state(state)
+}
+
+/// A `405` Status for a method a path does not take (axum's own answer has no body).
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::method_not_allowed(request.method().as_str(), request.uri().path())
 }
 
 /// Refuses requests without the bearer token (compared in constant time).

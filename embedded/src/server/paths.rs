@@ -68,7 +68,14 @@ pub fn resolve(
     version: &str,
     segments: &[&str],
 ) -> ApiResult<Target> {
-    let path = || format!("/{}", segments.join("/"));
+    let path = || {
+        let rest = segments.join("/");
+        if group.is_empty() {
+            format!("/api/{version}/{rest}")
+        } else {
+            format!("/apis/{group}/{version}/{rest}")
+        }
+    };
     let find = |resource: &str| served.find(group, version, resource);
     let target = |info, namespace: Option<&str>, name: Option<&str>, sub: Option<&str>| Target {
         info,

@@ -226,6 +226,17 @@ async fn a_request_without_the_token_is_unauthorized() {
     assert_eq!((code, reason.as_str()), (401, "Unauthorized"));
 }
 
+#[tokio::test]
+async fn a_method_a_path_does_not_take_is_a_405_status() {
+    let test = start().await;
+    for path in ["/api", "/healthz"] {
+        let request = axum::http::Request::post(path).body(Vec::new()).unwrap();
+        let refused = test.client.request::<serde_json::Value>(request).await.unwrap_err();
+        let (code, reason, message) = api_error(refused);
+        assert_eq!((code, reason.as_str()), (405, "MethodNotAllowed"), "{path}: {message}");
+    }
+}
+
 fn pem_to_der(pem: &str) -> Vec<u8> {
     use base64::Engine;
     let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
