@@ -140,6 +140,23 @@ fn a_deployment_image_is_patched_by_strategic_merge() {
 }
 
 #[test]
+fn an_object_moved_to_server_side_apply_loses_what_its_manifest_drops() {
+    let k = Keelson::up();
+    let sidecar = "      - name: sidecar\n        image: busybox:1.36\n";
+    let with_sidecar =
+        WEB.replace("      - name: nginx\n", &format!("{sidecar}      - name: nginx\n"));
+    k.apply("web.yaml", &with_sidecar);
+    // kubectl hands the client-side apply's fields to its server-side manager by rewriting
+    // managedFields with a JSON patch; the server must store that rewrite.
+    let manifest = k.manifest("web.yaml", &with_sidecar);
+    k.ok(&["apply", "--server-side", "-f", &manifest]);
+    let manifest = k.manifest("web.yaml", WEB);
+    k.ok(&["apply", "--server-side", "-f", &manifest]);
+    let names = k.jsonpath("deployment", "web", "{.spec.template.spec.containers[*].name}");
+    assert_eq!(names, "nginx", "the dropped container is removed");
+}
+
+#[test]
 fn get_watch_shows_a_change_made_by_another_client() {
     let k = Keelson::up();
     k.apply("watched.yaml", &config_map("watched", "default"));

@@ -280,17 +280,40 @@ async fn store_update(
     Ok(Updated { object: written.object, text: Some(written.json), warnings: admitted.warnings })
 }
 
-/// Whether two objects differ only in the fields every write changes on its own
-/// (`resourceVersion`, `managedFields`); compared in place, as updates are frequent.
-fn same_but_volatile(a: &Value, b: &Value) -> bool {
-    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else { return a == b };
-    same_except(a, b, &["metadata"])
-        && match (a.get("metadata"), b.get("metadata")) {
-            (Some(Value::Object(a)), Some(Value::Object(b))) => {
-                same_except(a, b, &["resourceVersion", "managedFields"])
+/// Whether `new` would store nothing `old` does not hold: they differ at most in
+/// `resourceVersion` and in the times of managed-field entries (which a write moves on its own).
+/// Managed fields `new` leaves out are kept as they are; ones it sends count, so that a client
+/// rewriting them (as kubectl does when it moves an object to server-side apply) is heard.
+/// Compared in place, as updates are frequent.
+fn same_but_volatile(new: &Value, old: &Value) -> bool {
+    let (Some(new), Some(old)) = (new.as_object(), old.as_object()) else { return new == old };
+    same_except(new, old, &["metadata"])
+        && match (new.get("metadata"), old.get("metadata")) {
+            (Some(Value::Object(new)), Some(Value::Object(old))) => {
+                same_except(new, old, &["resourceVersion", "managedFields"])
+                    && new.get("managedFields").is_none_or(|sent| {
+                        same_entries_but_times(
+                            sent,
+                            old.get("managedFields").unwrap_or(&Value::Null),
+                        )
+                    })
             }
-            (a, b) => a == b,
+            (new, old) => new == old,
         }
+}
+
+/// Whether two `managedFields` lists hold the same entries, leaving out their times.
+fn same_entries_but_times(a: &Value, b: &Value) -> bool {
+    match (a.as_array(), b.as_array()) {
+        (Some(a), Some(b)) => {
+            a.len() == b.len()
+                && a.iter().zip(b).all(|(a, b)| match (a.as_object(), b.as_object()) {
+                    (Some(a), Some(b)) => same_except(a, b, &["time"]),
+                    _ => a == b,
+                })
+        }
+        _ => a == b,
+    }
 }
 
 /// Whether two maps hold the same entries, leaving out the keys in `skip`.
@@ -868,6 +891,12 @@ mod tests {
         ] {
             assert!(!same_but_volatile(&changed, &stored), "{changed}");
         }
+        let entry = |manager: &str, time: &str| json!({"manager": manager, "time": time});
+        let stored = json!({"metadata": {"name": "a", "managedFields": [entry("k", "t1")]}});
+        let retimed = json!({"metadata": {"name": "a", "managedFields": [entry("k", "t2")]}});
+        assert!(same_but_volatile(&retimed, &stored), "only a time moved");
+        let rewritten = json!({"metadata": {"name": "a", "managedFields": [entry("j", "t1")]}});
+        assert!(!same_but_volatile(&rewritten, &stored), "managed fields a client rewrote count");
         let odd = json!({"metadata": "x"});
         assert!(!same_but_volatile(&odd, &json!({"metadata": "y"})));
         assert!(same_but_volatile(&odd, &odd.clone()));
