@@ -137,6 +137,16 @@ fn a_deployment_image_is_patched_by_strategic_merge() {
     );
     assert!(k.ok(&["scale", "deployment", "web", "--replicas=3"]).contains("scaled"));
     assert_eq!(k.jsonpath("deployment", "web", "{.spec.replicas}"), "3");
+    let scaled_by = "{.metadata.managedFields[?(@.subresource==\"scale\")].manager}";
+    let scaler = k.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "--show-managed-fields",
+        "-o",
+        &format!("jsonpath={scaled_by}"),
+    ]);
+    assert_eq!(scaler, "kubectl", "the scale's managed-fields entry names its subresource");
 }
 
 #[test]

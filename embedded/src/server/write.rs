@@ -221,7 +221,8 @@ struct Updated {
 }
 
 /// Admits and stores `new` over `current` (unchanged objects are not written; an object whose
-/// deletion waited only for finalizers now removed is deleted).
+/// deletion waited only for finalizers now removed is deleted). Through `subresource` `status`
+/// only the status changes; the managed-fields entry of the write names its subresource.
 async fn store_update(
     state: &ApiState,
     request: &ResourceRequest,
@@ -231,11 +232,10 @@ async fn store_update(
     subresource: Option<&str>,
 ) -> Result<Updated, ApiError> {
     let info = &request.target.info;
-    let subresource = subresource.filter(|s| *s == "status");
     let old = from_stored(info, &current.object);
     let name = meta_str(&old, "name").unwrap_or_default().to_owned();
     let now = now_rfc3339();
-    let new = prepare_update(info, subresource, &old, new)?;
+    let new = prepare_update(info, subresource.filter(|s| *s == "status"), &old, new)?;
     let served = state.registry.served();
     let admitted = admit(&served, info, new, Some(&old), request.query.field_validation)?;
     let mut new = admitted.object;
@@ -413,7 +413,7 @@ async fn scale_write(
         }
         let mut new = object.into_owned();
         set_pointer(&mut new, &pointer(spec_path), replicas);
-        match store_update(state, request, &current, new, true, None).await {
+        match store_update(state, request, &current, new, true, Some("scale")).await {
             Ok(updated) => {
                 return Ok(json_response(
                     StatusCode::OK,
