@@ -57,7 +57,25 @@ impl Keelson {
 
     /// Starts the process on the same data dir and ports. The data dir is given relative to
     /// the working directory, as `keelson up`'s default `.keelson` is.
+    ///
+    /// A start that exits at once is tried again on other ports, up to twice: a port found
+    /// free can be taken by a test running alongside before keelson binds it.
     pub fn start(&mut self) {
+        for attempt in 1..=3 {
+            match self.start_once() {
+                Ok(()) => return,
+                Err(status) if attempt < 3 => {
+                    eprintln!("keelson up exited during start ({status}); trying other ports");
+                    (self.port, self.api_port, self.metrics_port) =
+                        (free_port(), free_port(), free_port());
+                }
+                Err(status) => panic!("keelson up exited during start: {status}"),
+            }
+        }
+    }
+
+    /// Starts the process and waits until it serves Keelson's CRDs; its exit status if it ends.
+    fn start_once(&mut self) -> Result<(), std::process::ExitStatus> {
         let child = Command::new(keelson_e2e::keelson_binary())
             .current_dir(self.dir.path())
             .args(["up", "--data-dir", "data"])
@@ -74,13 +92,17 @@ impl Keelson {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                self.child = None;
+                return Err(status);
+            }
             if self.data_dir().join("kubeconfig").exists()
                 && self
                     .kubectl(&["get", "crd", "modeldeployments.serving.keelson.dev"])
                     .status
                     .success()
             {
-                return;
+                return Ok(());
             }
             std::thread::sleep(Duration::from_millis(100));
         }

@@ -168,6 +168,24 @@ impl ApiError {
         Self::new(StatusCode::GONE, "Expired", message)
     }
 
+    /// 504 for a `resourceVersion` the store has not reached in time, as upstream answers it.
+    pub fn revision_too_large(requested: u64, current: u64) -> Self {
+        let mut error = Self::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "Timeout",
+            format!("Too large resource version: {requested}, current: {current}"),
+        )
+        .with_details("", "", "");
+        if let Some(details) = error.details.as_mut() {
+            details.causes = vec![Cause {
+                reason: "ResourceVersionTooLarge".into(),
+                message: "Too large resource version".into(),
+                field: String::new(),
+            }];
+        }
+        error
+    }
+
     /// 413 for a body over `limit` bytes, 400 for one that could not be read otherwise.
     pub fn unreadable_body(rejection: &BytesRejection, limit: usize) -> Self {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {

@@ -333,7 +333,7 @@ async fn route(state: &ApiState, request: ResourceRequest) -> ApiResult<Response
     let sub = request.target.subresource.clone();
     match (&request.method, has_name, sub.as_deref()) {
         (&Method::GET, false, _) if request.query.watch => watch::watch(state, request).await,
-        (&Method::GET, false, _) => read::list(state, request),
+        (&Method::GET, false, _) => read::list(state, request).await,
         (&Method::GET, true, Some("scale")) => read::get_scale(state, request),
         (&Method::GET, true, Some("log")) => pod_log::pod_log(state, request).await,
         (&Method::GET, true, _) => read::get(state, request),

@@ -21,6 +21,8 @@ pub struct Query {
     pub fields: Option<FieldSelector>,
     /// `resourceVersion`.
     pub resource_version: Option<String>,
+    /// `resourceVersionMatch` (lists).
+    pub version_match: Option<VersionMatch>,
     /// `limit`.
     pub limit: Option<usize>,
     /// `continue`, decoded.
@@ -110,6 +112,7 @@ impl Query {
             labels,
             fields,
             resource_version: params.get("resourceVersion").cloned(),
+            version_match: VersionMatch::parse(params.get("resourceVersionMatch"))?,
             limit: number("limit")?.map(|l| l as usize).filter(|l| *l > 0),
             continue_from: params
                 .get("continue")
@@ -128,6 +131,28 @@ impl Query {
             include_object: params.get("includeObject").cloned(),
             raw: params,
         })
+    }
+}
+
+/// How a list's `resourceVersion` is to be met.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VersionMatch {
+    /// The list as it was at exactly that revision.
+    Exact,
+    /// The list at that revision or a later one.
+    NotOlderThan,
+}
+
+impl VersionMatch {
+    fn parse(value: Option<&String>) -> ApiResult<Option<Self>> {
+        match value.map(String::as_str) {
+            None | Some("") => Ok(None),
+            Some("Exact") => Ok(Some(Self::Exact)),
+            Some("NotOlderThan") => Ok(Some(Self::NotOlderThan)),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "resourceVersionMatch: Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\""
+            ))),
+        }
     }
 }
 

@@ -9,11 +9,12 @@ use serde_json::{Value, json};
 
 use crate::catalog::{ResourceInfo, Subresource};
 use crate::selectors::field_value;
+use crate::storage::Snapshot;
 use crate::table::{self, IncludeObject};
 
 use super::convert::from_stored;
-use super::errors::{ApiError, ApiResult};
-use super::query::{ContinueToken, Query};
+use super::errors::{ApiError, ApiResult, Cause};
+use super::query::{ContinueToken, Query, VersionMatch};
 use super::{ApiState, ResourceRequest};
 
 /// Refuses field selectors on fields the resource cannot be selected by.
@@ -101,7 +102,7 @@ pub(crate) fn get(state: &ApiState, request: ResourceRequest) -> ApiResult<Respo
 }
 
 /// `GET` of a collection.
-pub(crate) fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
+pub(crate) async fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
     let info = &request.target.info;
     check_field_selector(info, &request.query)?;
     let prefix = request.target.prefix();
@@ -112,7 +113,7 @@ pub(crate) fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Resp
             })?;
             (snapshot, Some(token.after_key.clone()))
         }
-        None => (state.store.list(&prefix), None),
+        None => (first_snapshot(state, &request.query, &prefix).await?, None),
     };
     let entries: Box<dyn Iterator<Item = &crate::storage::Entry>> = match &after {
         Some(key) => Box::new(snapshot.after(key)),
@@ -153,6 +154,54 @@ pub(crate) fn list(state: &ApiState, request: ResourceRequest) -> ApiResult<Resp
     }
     let body = List { api_version: info.api_version(), kind: &info.list_kind, metadata, items };
     Ok(json_response(StatusCode::OK, &body, &[]))
+}
+
+/// How long a list waits for a `resourceVersion` the store has not reached (upstream: 3 s).
+const WAIT_FOR_REVISION: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The state a list's first page reads: by `resourceVersion` and `resourceVersionMatch`, the
+/// current one (unset or `0`), the one at exactly that revision (`Exact`), or one at least that
+/// recent (`NotOlderThan`, the default), waiting a little for a revision not reached yet.
+async fn first_snapshot(state: &ApiState, query: &Query, prefix: &str) -> ApiResult<Snapshot> {
+    let forbidden = |message: String| {
+        let cause = Cause {
+            reason: "FieldValueForbidden".into(),
+            message: format!("Forbidden: {message}"),
+            field: "resourceVersionMatch".into(),
+        };
+        ApiError::invalid("meta.k8s.io", "ListOptions", "", vec![cause])
+    };
+    let requested = match query.resource_version.as_deref() {
+        None | Some("") if query.version_match.is_some() => {
+            return Err(forbidden(
+                "resourceVersionMatch is forbidden unless resourceVersion is provided".into(),
+            ));
+        }
+        None | Some("") => return Ok(state.store.list(prefix)),
+        Some("0") if query.version_match == Some(VersionMatch::Exact) => {
+            return Err(forbidden(
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"".into(),
+            ));
+        }
+        Some("0") => return Ok(state.store.list(prefix)),
+        Some(rv) => rv.parse::<u64>().map_err(|_| {
+            ApiError::bad_request(format!("invalid resourceVersion {rv:?}: must be a number"))
+        })?,
+    };
+    let deadline = tokio::time::Instant::now() + WAIT_FOR_REVISION;
+    while state.store.revision() < requested {
+        if tokio::time::Instant::now() >= deadline {
+            return Err(ApiError::revision_too_large(requested, state.store.revision()));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    if query.version_match != Some(VersionMatch::Exact) {
+        return Ok(state.store.list(prefix));
+    }
+    state
+        .store
+        .list_at(prefix, requested)
+        .map_err(|_| ApiError::gone("The resourceVersion for the provided list is too old."))
 }
 
 /// A list response, serialized straight from the stored objects.

@@ -303,6 +303,64 @@ impl Store {
         Snapshot { state: self.inner.shared.state.load_full(), prefix: prefix.to_owned() }
     }
 
+    /// The keys starting with `prefix` as they were at `revision`: the current state with the
+    /// history after `revision` undone. The current state for a revision not yet reached;
+    /// [`StoreError::Compacted`] when the history no longer reaches back to it.
+    pub fn list_at(&self, prefix: &str, revision: u64) -> Result<Snapshot, StoreError> {
+        for _ in 0..LIST_AT_ATTEMPTS {
+            let history = self.inner.shared.history();
+            let latest = self.list(prefix);
+            let recorded = history.compacted + history.events.len() as u64;
+            if latest.revision() != recorded {
+                // The writer publishes the state before the history: let it finish the batch.
+                drop(history);
+                std::thread::yield_now();
+                continue;
+            }
+            if revision >= latest.revision() {
+                return Ok(latest);
+            }
+            if revision < history.compacted {
+                return Err(StoreError::Compacted {
+                    requested: revision,
+                    oldest: history.compacted,
+                });
+            }
+            let mut map = latest.state.map.clone();
+            let newer = history.events.iter().rev().take_while(|e| e.event.revision > revision);
+            for Event { key, previous, .. } in newer.map(|e| &*e.event) {
+                if !key.starts_with(prefix) {
+                    continue;
+                }
+                match previous {
+                    None => {
+                        map.remove(key);
+                    }
+                    Some(object) => {
+                        let revision = stamped_revision(object);
+                        let create_revision = map.get(key).map_or(revision, |e| e.create_revision);
+                        let entry = Entry {
+                            key: key.clone(),
+                            revision,
+                            create_revision,
+                            object: object.clone(),
+                        };
+                        map.insert(key.clone(), entry);
+                    }
+                }
+            }
+            let state = Arc::new(State { revision, map });
+            return Ok(Snapshot { state, prefix: prefix.to_owned() });
+        }
+        // Never seen: state and history agree once a batch is published. Answered as history
+        // that is gone, so that the client starts over from the current state.
+        tracing::warn!(revision, "the state and the history did not agree; list refused");
+        Err(StoreError::Compacted {
+            requested: revision,
+            oldest: self.inner.shared.history().compacted,
+        })
+    }
+
     /// Queues a write and waits until it is committed (or rejected).
     pub async fn write(&self, op: WriteOp) -> Result<Written, StoreError> {
         let (reply, answer) = oneshot::channel();
@@ -338,6 +396,15 @@ impl Store {
         let requests = requests.ok_or(StoreError::Closed)?;
         requests.send(request).await.map_err(|_| StoreError::Closed)
     }
+}
+
+/// How often [`Store::list_at`] looks for state and history to agree before it gives up.
+const LIST_AT_ATTEMPTS: usize = 10_000;
+
+/// The `metadata.resourceVersion` a stored object was stamped with (0 if it has none).
+fn stamped_revision(object: &Value) -> u64 {
+    let stamp = object.get("metadata").and_then(|m| m.get("resourceVersion"));
+    stamp.and_then(Value::as_str).and_then(|rv| rv.parse().ok()).unwrap_or(0)
 }
 
 /// A consistent view of the keys under one prefix at one revision.

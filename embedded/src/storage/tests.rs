@@ -760,3 +760,36 @@ fn handles_are_send_and_sync() {
     send_sync::<Event>();
     send::<Watch>();
 }
+
+#[tokio::test]
+async fn a_list_at_an_earlier_revision_undoes_what_came_after() {
+    let dir = TempDir::new().unwrap();
+    let config = StoreConfig { retain_revisions: 4, retain_for: Duration::ZERO, ..config(&dir) };
+    let store = Store::open(config).await.unwrap();
+    create(&store, "/x/a", 1).await; // 1
+    create(&store, "/x/b", 2).await; // 2
+    create(&store, "/y/other", 0).await; // 3
+    update(&store, "/x/a", 1, 10).await; // 4
+    delete(&store, "/x/b", 2).await; // 5
+    create(&store, "/x/c", 3).await; // 6
+
+    let at = |revision| {
+        let snapshot = store.list_at("/x/", revision).unwrap();
+        let entries =
+            snapshot.entries().map(|e| (e.key.clone(), e.revision, e.object["data"]["v"].clone()));
+        (snapshot.revision(), entries.collect::<Vec<_>>())
+    };
+    assert_eq!(
+        at(3),
+        (3, vec![("/x/a".into(), 1, json!(1)), ("/x/b".into(), 2, json!(2))]),
+        "the update, the delete and the later create are undone"
+    );
+    assert_eq!(at(4), (4, vec![("/x/a".into(), 4, json!(10)), ("/x/b".into(), 2, json!(2))]));
+    assert_eq!(at(6), at(99), "a revision not reached yet reads as the current one");
+    assert_eq!(at(6).1.len(), 2);
+
+    assert_eq!(store.compact().await.unwrap(), 2, "the events of revisions 3 to 6 are kept");
+    assert_eq!(at(2).0, 2);
+    assert!(matches!(store.list_at("/x/", 1), Err(StoreError::Compacted { .. })));
+    store.shutdown().await;
+}

@@ -4,7 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams, VersionMatch,
+};
 use serde_json::json;
 
 use crate::support::{api_error, config, start, start_with};
@@ -155,6 +157,29 @@ async fn lists_page_at_one_revision_and_filter_by_labels() {
     let (code, _, _) =
         api_error(api.list(&ListParams::default().fields("data.k=v")).await.unwrap_err());
     assert_eq!(code, 400, "an unsupported field selector is a bad request");
+}
+
+#[tokio::test]
+async fn a_list_is_read_at_the_resource_version_it_asks_for() {
+    let test = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
+    let first = api.create(&PostParams::default(), &config_map("first", &[])).await.unwrap();
+    let then = first.metadata.resource_version.unwrap();
+    api.create(&PostParams::default(), &config_map("second", &[])).await.unwrap();
+    api.delete("first", &DeleteParams::default()).await.unwrap();
+
+    let names = |list: kube::core::ObjectList<ConfigMap>| {
+        let rv = list.metadata.resource_version.clone().unwrap();
+        (rv, list.items.into_iter().map(|c| c.metadata.name.unwrap()).collect::<Vec<_>>())
+    };
+    let exact = ListParams::default().at(&then).matching(VersionMatch::Exact);
+    assert_eq!(names(api.list(&exact).await.unwrap()), (then.clone(), vec!["first".to_owned()]));
+    let recent = ListParams::default().at(&then).matching(VersionMatch::NotOlderThan);
+    assert_eq!(names(api.list(&recent).await.unwrap()).1, ["second"]);
+
+    let future = ListParams::default().at("999999").matching(VersionMatch::NotOlderThan);
+    let (code, reason, message) = api_error(api.list(&future).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (504, "Timeout"), "{message}");
 }
 
 #[tokio::test]

@@ -36,9 +36,13 @@ pub async fn start_with(dir: tempfile::TempDir, config: ServerConfig) -> TestSer
 /// A client using the server's kubeconfig.
 pub async fn client(server: &RunningServer) -> kube::Client {
     let kubeconfig = Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .unwrap();
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .unwrap();
+    // Tests see each answer as the server gave it: kube would retry a 429, 503 or 504 for
+    // minutes before handing it over.
+    config.default_retry = false;
     kube::Client::try_from(config).unwrap()
 }
 
