@@ -347,6 +347,10 @@ fn imperative_commands_that_send_protobuf_work() {
     assert_eq!(k.jsonpath("node", &node, "{.spec.unschedulable}"), "true");
     let placed = k.ok(&["get", "pods", "-o", "jsonpath={.items[*].spec.nodeName}"]);
     assert!(!placed.contains(&node), "no pod is left on the drained node: {placed}");
+    // kubectl auth sends its reviews in protobuf; the one token may do everything.
+    assert_eq!(k.ok(&["auth", "can-i", "delete", "nodes"]).trim(), "yes");
+    assert!(k.ok(&["auth", "whoami"]).contains("keelson-admin"));
+    assert!(k.ok(&["auth", "can-i", "--list"]).contains("*.*"));
     // The kinds `kubectl create` sends in protobuf that the server does not decode (Role, CronJob,
     // PriorityClass...) are not served either, so they fail as NotFound before the body is read.
     let refused = k.fails(&["create", "role", "r", "--verb=get", "--resource=pods"]);

@@ -3,7 +3,7 @@
 //! Printer columns whose `json_path` starts with `computed:` are rendered by
 //! `table::computed` (see its docs for the list).
 
-use k8s_openapi::api::{apps, batch, coordination, core, events};
+use k8s_openapi::api::{apps, authentication, authorization, batch, coordination, core, events};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use super::schemas::schema_for;
@@ -37,6 +37,11 @@ fn res(group: &str, resource: &str, singular: &str, kind: &str, namespaced: bool
 }
 
 impl ResourceInfo {
+    fn create_only(mut self) -> Self {
+        self.verbs = strings(&["create"]);
+        self
+    }
+
     fn short(mut self, names: &[&str]) -> Self {
         self.short_names = strings(names);
         self
@@ -377,5 +382,15 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("coordination.k8s.io", "leases", "lease", "Lease", true)
             .cols(vec![col("Holder", "string", ".spec.holderIdentity", "The holder of the lease."), age()])
             .with_schema(schema_for::<coordination::v1::Lease>()),
+        // Reviews: created only, answered at once, never stored (see `server::reviews`).
+        res("authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", false)
+            .create_only()
+            .with_schema(schema_for::<authorization::v1::SelfSubjectAccessReview>()),
+        res("authorization.k8s.io", "selfsubjectrulesreviews", "selfsubjectrulesreview", "SelfSubjectRulesReview", false)
+            .create_only()
+            .with_schema(schema_for::<authorization::v1::SelfSubjectRulesReview>()),
+        res("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", false)
+            .create_only()
+            .with_schema(schema_for::<authentication::v1::SelfSubjectReview>()),
     ]
 }

@@ -134,6 +134,8 @@ fn legacy_documents() {
             "batch",
             "apiextensions.k8s.io",
             "coordination.k8s.io",
+            "authorization.k8s.io",
+            "authentication.k8s.io",
             "alpha.example.com",
             "serving.keelson.dev"
         ]

@@ -71,6 +71,8 @@ fn index_lists_every_group_version() {
             "api/v1",
             "apis/apiextensions.k8s.io/v1",
             "apis/apps/v1",
+            "apis/authentication.k8s.io/v1",
+            "apis/authorization.k8s.io/v1",
             "apis/batch/v1",
             "apis/coordination.k8s.io/v1",
             "apis/events.k8s.io/v1",

@@ -3,7 +3,7 @@
 //!
 //! kubectl's typed clients send protobuf for `kubectl create namespace`, `configmap`, `secret`,
 //! `serviceaccount`, `service`, `deployment` and `job`, and `kubectl drain` sends the
-//! `DeleteOptions` of its pod deletes in protobuf; they do not retry with JSON on a 415, so
+//! `DeleteOptions` of its pod deletes and `kubectl auth` its reviews in protobuf; they do not retry with JSON on a 415, so
 //! the server has to read protobuf for those kinds. Every other kind is refused with
 //! [`ProtobufError::UnsupportedKind`].
 //!
@@ -28,10 +28,13 @@ mod batch;
 mod core;
 mod fields;
 mod meta;
+mod reviews;
 #[cfg(test)]
 mod tests;
 
 use k8s_pb::api::apps::v1::Deployment;
+use k8s_pb::api::authentication::v1::SelfSubjectReview;
+use k8s_pb::api::authorization::v1::{SelfSubjectAccessReview, SelfSubjectRulesReview};
 use k8s_pb::api::batch::v1::Job;
 use k8s_pb::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
 use k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions;
@@ -110,6 +113,15 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
         ("v1", "Service") => convert::<Service>(&raw, &kind, core::service)?,
         ("apps/v1", "Deployment") => convert::<Deployment>(&raw, &kind, apps::deployment)?,
         ("batch/v1", "Job") => convert::<Job>(&raw, &kind, batch::job)?,
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
+            convert::<SelfSubjectAccessReview>(&raw, &kind, reviews::access_review)?
+        }
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
+            convert::<SelfSubjectRulesReview>(&raw, &kind, reviews::rules_review)?
+        }
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => {
+            convert::<SelfSubjectReview>(&raw, &kind, reviews::self_review)?
+        }
         // Registered in every group version, so named with the addressed one.
         (_, "DeleteOptions") => convert::<DeleteOptions>(&raw, &kind, meta::delete_options)?,
         _ => return Err(ProtobufError::UnsupportedKind { api_version, kind }),

@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 use k8s_pb::api::apps::v1::{
     Deployment, DeploymentSpec, DeploymentStatus, DeploymentStrategy, RollingUpdateDeployment,
 };
+use k8s_pb::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+    SubjectAccessReviewStatus,
+};
 use k8s_pb::api::batch::v1::{
     Job, JobSpec, JobStatus, PodFailurePolicy, PodFailurePolicyRule, SuccessPolicy,
 };
@@ -120,6 +124,32 @@ fn delete_options_as_kubectl_drain_sends_them() {
     assert_eq!(
         (kind.as_str(), field.as_str()),
         ("DeleteOptions", "ignoreStoreReadErrorWithClusterBreakingPotential")
+    );
+}
+
+#[test]
+fn an_access_review_as_kubectl_auth_can_i_sends_it() {
+    let review = SelfSubjectAccessReview {
+        metadata: Some(ObjectMeta::default()),
+        spec: Some(SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                namespace: Some("default".into()),
+                verb: Some("create".into()),
+                group: Some(String::new()),
+                resource: Some("pods".into()),
+                ..Default::default()
+            }),
+            non_resource_attributes: None,
+        }),
+        status: Some(SubjectAccessReviewStatus { allowed: Some(false), ..Default::default() }),
+    };
+    let api_version = "authorization.k8s.io/v1";
+    assert_eq!(
+        decode(&body(api_version, "SelfSubjectAccessReview", &review)).unwrap(),
+        json!({"apiVersion": api_version, "kind": "SelfSubjectAccessReview",
+            "metadata": {"creationTimestamp": null},
+            "spec": {"resourceAttributes": {"namespace": "default", "verb": "create", "resource": "pods"}}}),
+        "the status is the server's to give"
     );
 }
 

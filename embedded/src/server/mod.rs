@@ -14,6 +14,7 @@ pub mod pod_log;
 mod query;
 mod read;
 mod registry;
+mod reviews;
 pub mod tls;
 mod watch;
 mod write;
@@ -329,6 +330,9 @@ async fn dispatch(
 }
 
 async fn route(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
+    if reviews::is_review(&request.target.info) {
+        return reviews::review(&request);
+    }
     let has_name = request.target.name.is_some();
     let sub = request.target.subresource.clone();
     match (&request.method, has_name, sub.as_deref()) {

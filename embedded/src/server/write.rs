@@ -53,7 +53,7 @@ fn manager(request: &ResourceRequest) -> String {
 }
 
 /// The request body as JSON (YAML accepted for `application/yaml`).
-fn body(request: &ResourceRequest) -> ApiResult<Value> {
+pub(crate) fn body(request: &ResourceRequest) -> ApiResult<Value> {
     let content_type =
         request.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     if content_type.starts_with(crate::protobuf::CONTENT_TYPE) {
