@@ -1,7 +1,7 @@
 //! Defaults the API server fills into new built-in objects where clients depend on them, as the
 //! Kubernetes API server does: a Job's selector, pod labels and counts; a pod's restart policy,
-//! grace period and scheduler. And [`normalize`], which every write of a built-in object goes
-//! through: a Secret's `stringData` is folded into `data`.
+//! grace period, scheduler and ServiceAccount. And [`normalize`], which every write of a
+//! built-in object goes through: a Secret's `stringData` is folded into `data`.
 
 use serde_json::{Value, json};
 
@@ -89,6 +89,10 @@ fn pod_spec(spec: &mut Value) {
     spec.entry("terminationGracePeriodSeconds").or_insert(json!(30));
     spec.entry("dnsPolicy").or_insert(json!("ClusterFirst"));
     spec.entry("schedulerName").or_insert(json!("default-scheduler"));
+    let account =
+        spec.entry("serviceAccountName").or_insert(json!(super::service_accounts::DEFAULT));
+    let account = account.clone();
+    spec.entry("serviceAccount").or_insert(account);
 }
 
 #[cfg(test)]

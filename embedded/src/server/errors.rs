@@ -203,6 +203,11 @@ impl ApiError {
         Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "UnsupportedMediaType", message)
     }
 
+    /// 403 for a request admission refuses.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "Forbidden", message)
+    }
+
     /// 409 for a namespace that is being deleted.
     pub fn namespace_terminating(namespace: &str) -> Self {
         Self::new(

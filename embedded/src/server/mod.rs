@@ -15,6 +15,7 @@ mod query;
 mod read;
 mod registry;
 mod reviews;
+mod service_accounts;
 pub mod tls;
 mod watch;
 mod write;
@@ -195,6 +196,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let registry = Registry::default();
     registry.refresh(&store);
     write::ensure_default_namespaces(&store).await?;
+    service_accounts::ensure_every_default(&store).await?;
     let state = ApiState {
         store: store.clone(),
         registry,

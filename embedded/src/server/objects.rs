@@ -66,7 +66,7 @@ fn spec_changed(old: &Value, new: &Value) -> bool {
 /// Whether objects of this kind count `metadata.generation`, as in Kubernetes 1.32: custom
 /// resources, CRDs and the workloads a controller rolls out. ConfigMaps, Secrets, Pods,
 /// Namespaces, Events and the other built-ins have no generation.
-pub fn tracks_generation(info: &ResourceInfo) -> bool {
+fn tracks_generation(info: &ResourceInfo) -> bool {
     !info.builtin || matches!(info.group.as_str(), "apps" | "batch" | "apiextensions.k8s.io")
 }
 
@@ -115,8 +115,8 @@ pub fn name_problems(info: &ResourceInfo, name: &str) -> Vec<Cause> {
 }
 
 /// Prepares a new object for storage: type and namespace checked against the path, name or
-/// `generateName`, uid, creation time, generation 1 (where the kind counts one); status dropped when it has its own
-/// subresource (the CRD kind keeps its server-owned status).
+/// `generateName`, uid, creation time, generation 1 (where the kind counts one); status dropped
+/// when it has its own subresource (the CRD kind keeps its server-owned status).
 pub fn prepare_create(
     info: &ResourceInfo,
     namespace: Option<&str>,

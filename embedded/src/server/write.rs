@@ -22,6 +22,7 @@ use super::objects::{
 };
 use super::paths::{object_key, resource_prefix};
 use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
+use super::service_accounts;
 use super::{ApiState, ResourceRequest};
 
 /// How often a patch is retried when another writer got in between.
@@ -169,6 +170,9 @@ async fn create_object(
         establish_crd(&mut object, &now);
     }
     default_builtin(info, &mut object);
+    if info.builtin && info.group.is_empty() && info.resource == "pods" {
+        service_accounts::check_pod(&state.store, &object)?;
+    }
     if track {
         object = patch::track_update(
             None,
@@ -192,6 +196,11 @@ async fn create_object(
         .map_err(store_error(info, &name))?;
     if is_crd(info) {
         state.registry.refresh(&state.store);
+    }
+    if is_namespace(info) {
+        service_accounts::ensure_default(&state.store, &name).await.map_err(|e| {
+            ApiError::from_store(e, "", "serviceaccounts", service_accounts::DEFAULT)
+        })?;
     }
     Ok(respond(info, StatusCode::CREATED, &written.object, Some(written.json), &admitted.warnings))
 }

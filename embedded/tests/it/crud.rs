@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::api::{
     Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams, VersionMatch,
 };
@@ -271,8 +271,7 @@ fn pem_to_der(pem: &str) -> Vec<u8> {
 #[tokio::test]
 async fn a_running_pod_on_a_node_is_held_for_its_grace_period_and_a_pending_one_goes_at_once() {
     let test = start().await;
-    let pods: Api<k8s_openapi::api::core::v1::Pod> =
-        Api::namespaced(test.client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(test.client.clone(), "default");
     let pod = |name: &str, node: Option<&str>| {
         serde_json::from_value(json!({
             "metadata": {"name": name},
@@ -307,6 +306,30 @@ async fn a_running_pod_on_a_node_is_held_for_its_grace_period_and_a_pending_one_
     let now = DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() };
     assert!(pods.delete("bound", &now).await.unwrap().is_right());
     assert!(pods.get_opt("bound").await.unwrap().is_none(), "its node removes it with grace 0");
+}
+
+#[tokio::test]
+async fn a_pod_runs_as_a_service_account_that_exists() {
+    let test = start().await;
+    let namespaces: Api<Namespace> = Api::all(test.client.clone());
+    let team = Namespace {
+        metadata: ObjectMeta { name: Some("team".into()), ..Default::default() },
+        ..Default::default()
+    };
+    namespaces.create(&PostParams::default(), &team).await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(test.client.clone(), "team");
+    let pod = |name: &str, account: Option<&str>| -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": name},
+            "spec": {"serviceAccountName": account, "containers": [{"name": "c", "image": "busybox"}]}}))
+        .unwrap()
+    };
+    // The namespace's default account exists as soon as the namespace does.
+    let created = pods.create(&PostParams::default(), &pod("a", None)).await.unwrap();
+    assert_eq!(created.spec.unwrap().service_account_name.as_deref(), Some("default"));
+    let (code, reason, message) =
+        api_error(pods.create(&PostParams::default(), &pod("b", Some("robot"))).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (403, "Forbidden"));
+    assert!(message.contains("serviceaccount \"robot\" not found"), "{message}");
 }
 
 #[tokio::test]

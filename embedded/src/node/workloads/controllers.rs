@@ -140,7 +140,19 @@ where
     let namespace = owner.meta().namespace.clone().unwrap_or_default();
     let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), &namespace);
     for pod in create {
-        let created = pods.create(&PostParams::default(), &pod).await?;
+        let created = match pods.create(&PostParams::default(), &pod).await {
+            Ok(created) => created,
+            Err(error) => {
+                // As upstream, the refusal is shown on the owner (a missing ServiceAccount...).
+                let message = match &error {
+                    kube::Error::Api(status) => status.message.clone(),
+                    other => other.to_string(),
+                };
+                let note = format!("Error creating: {message}");
+                record(ctx, owner, &PlanEvent::warning("FailedCreate", note)).await;
+                return Err(error.into());
+            }
+        };
         let note = format!("Created pod: {}", created.name_any());
         record(ctx, owner, &PlanEvent::normal("SuccessfulCreate", note)).await;
     }

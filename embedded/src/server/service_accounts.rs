@@ -1,0 +1,71 @@
+//! Every namespace has a `default` ServiceAccount, and a new pod must name one that exists, as
+//! on a cluster: there kube-controller-manager creates the account and the `ServiceAccount`
+//! admission plugin refuses a pod whose account is missing. Here the server creates the account
+//! with its namespace, so a pod created right after the namespace does not race it.
+
+use serde_json::{Value, json};
+
+use crate::catalog::{ResourceInfo, builtin_resources};
+use crate::storage::{Store, StoreError, WriteOp};
+
+use super::errors::{ApiError, ApiResult};
+use super::objects::{meta_str, now_rfc3339, prepare_create};
+use super::paths::object_key;
+
+/// The account a pod runs as when it names none.
+pub const DEFAULT: &str = "default";
+
+fn service_accounts() -> ResourceInfo {
+    builtin_resources()
+        .into_iter()
+        .find(|r| r.group.is_empty() && r.resource == "serviceaccounts")
+        .expect("serviceaccounts are built in")
+}
+
+/// Creates the `default` ServiceAccount of `namespace` unless it exists.
+pub(crate) async fn ensure_default(store: &Store, namespace: &str) -> Result<(), StoreError> {
+    let info = service_accounts();
+    let key = object_key(&info, namespace, DEFAULT);
+    if store.get(&key).is_some() {
+        return Ok(());
+    }
+    let account = json!({ "metadata": { "name": DEFAULT } });
+    let object = prepare_create(&info, Some(namespace), account, &now_rfc3339())
+        .expect("the default ServiceAccount is valid");
+    match store.write(WriteOp::Create { key, object }).await {
+        Ok(_) | Err(StoreError::AlreadyExists { .. }) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Gives every stored namespace its `default` ServiceAccount (namespaces made before accounts
+/// were created with them, and the system namespaces).
+pub(crate) async fn ensure_every_default(store: &Store) -> Result<(), StoreError> {
+    let namespaces = builtin_resources()
+        .into_iter()
+        .find(|r| r.group.is_empty() && r.resource == "namespaces")
+        .expect("namespaces are built in");
+    let snapshot = store.list(&super::paths::resource_prefix(&namespaces));
+    let names: Vec<String> =
+        snapshot.entries().filter_map(|e| meta_str(&e.object, "name").map(str::to_owned)).collect();
+    for name in names {
+        ensure_default(store, &name).await?;
+    }
+    Ok(())
+}
+
+/// Refuses a new pod whose ServiceAccount does not exist, with upstream's `403`.
+pub(crate) fn check_pod(store: &Store, pod: &Value) -> ApiResult<()> {
+    let account =
+        pod.pointer("/spec/serviceAccountName").and_then(Value::as_str).unwrap_or(DEFAULT);
+    let namespace = meta_str(pod, "namespace").unwrap_or("default");
+    if store.get(&object_key(&service_accounts(), namespace, account)).is_some() {
+        return Ok(());
+    }
+    // Upstream admits a pod before it generates its name, so a refusal names the prefix: the
+    // same message for every retry of a controller, which its event then counts.
+    let name = meta_str(pod, "generateName").or(meta_str(pod, "name")).unwrap_or_default();
+    Err(ApiError::forbidden(format!(
+        "pods \"{name}\" is forbidden: error looking up service account {namespace}/{account}: serviceaccount \"{account}\" not found"
+    )))
+}
