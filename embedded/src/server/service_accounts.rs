@@ -9,8 +9,8 @@ use crate::catalog::{ResourceInfo, builtin_resources};
 use crate::storage::{Store, StoreError, WriteOp};
 
 use super::errors::{ApiError, ApiResult};
-use super::objects::{meta_str, now_rfc3339, prepare_create};
-use super::paths::object_key;
+use super::objects::{is_namespace, meta_str, now_rfc3339, prepare_create};
+use super::paths::{object_key, resource_prefix};
 
 /// The account a pod runs as when it names none.
 pub const DEFAULT: &str = "default";
@@ -41,11 +41,9 @@ pub(crate) async fn ensure_default(store: &Store, namespace: &str) -> Result<(),
 /// Gives every stored namespace its `default` ServiceAccount (namespaces made before accounts
 /// were created with them, and the system namespaces).
 pub(crate) async fn ensure_every_default(store: &Store) -> Result<(), StoreError> {
-    let namespaces = builtin_resources()
-        .into_iter()
-        .find(|r| r.group.is_empty() && r.resource == "namespaces")
-        .expect("namespaces are built in");
-    let snapshot = store.list(&super::paths::resource_prefix(&namespaces));
+    let namespaces =
+        builtin_resources().into_iter().find(is_namespace).expect("namespaces are built in");
+    let snapshot = store.list(&resource_prefix(&namespaces));
     let names: Vec<String> =
         snapshot.entries().filter_map(|e| meta_str(&e.object, "name").map(str::to_owned)).collect();
     for name in names {
