@@ -52,13 +52,19 @@ pub(crate) async fn ensure_every_default(store: &Store) -> Result<(), StoreError
     Ok(())
 }
 
-/// Refuses a new pod whose ServiceAccount does not exist, with upstream's `403`.
-pub(crate) fn check_pod(store: &Store, pod: &Value) -> ApiResult<()> {
+/// Refuses a new pod whose ServiceAccount does not exist, with upstream's `403`. A deleted
+/// `default` account is made again instead, as kube-controller-manager remakes it.
+pub(crate) async fn check_pod(store: &Store, pod: &Value) -> ApiResult<()> {
     let account =
         pod.pointer("/spec/serviceAccountName").and_then(Value::as_str).unwrap_or(DEFAULT);
     let namespace = meta_str(pod, "namespace").unwrap_or("default");
     if store.get(&object_key(&service_accounts(), namespace, account)).is_some() {
         return Ok(());
+    }
+    if account == DEFAULT {
+        return ensure_default(store, namespace)
+            .await
+            .map_err(|e| ApiError::from_store(e, "", "serviceaccounts", DEFAULT));
     }
     // Upstream admits a pod before it generates its name, so a refusal names the prefix: the
     // same message for every retry of a controller, which its event then counts.

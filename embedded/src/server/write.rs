@@ -171,7 +171,7 @@ async fn create_object(
     }
     default_builtin(info, &mut object);
     if info.builtin && info.group.is_empty() && info.resource == "pods" {
-        service_accounts::check_pod(&state.store, &object)?;
+        service_accounts::check_pod(&state.store, &object).await?;
     }
     if track {
         object = patch::track_update(

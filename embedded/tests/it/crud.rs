@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, ServiceAccount};
 use kube::api::{
     Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams, VersionMatch,
 };
@@ -330,6 +330,11 @@ async fn a_pod_runs_as_a_service_account_that_exists() {
         api_error(pods.create(&PostParams::default(), &pod("b", Some("robot"))).await.unwrap_err());
     assert_eq!((code, reason.as_str()), (403, "Forbidden"));
     assert!(message.contains("serviceaccount \"robot\" not found"), "{message}");
+    // A deleted default account comes back, as kube-controller-manager brings it back.
+    let accounts: Api<ServiceAccount> = Api::namespaced(test.client.clone(), "team");
+    accounts.delete("default", &DeleteParams::default()).await.unwrap();
+    pods.create(&PostParams::default(), &pod("c", None)).await.unwrap();
+    assert!(accounts.get("default").await.is_ok());
 }
 
 #[tokio::test]
