@@ -264,6 +264,8 @@ fn a_daemonset_lands_on_matching_nodes_and_follows_new_ones() {
         k.jsonpath("daemonset", "agent", "{.status.desiredNumberScheduled}/{.status.numberReady}")
             == "2/2"
     });
+    // The update strategy is defaulted, which kubectl rollout status needs.
+    k.ok(&["rollout", "status", "daemonset/agent", "--timeout=30s"]);
 }
 
 fn gpu_pod(name: &str) -> String {

@@ -1,9 +1,10 @@
 //! Defaults the API server fills into new built-in objects where clients depend on them, as the
 //! Kubernetes API server does: a Job's selector, pod labels and counts; a pod's restart policy,
 //! grace period, scheduler and ServiceAccount. And [`normalize`], which every write of a
-//! built-in object goes through: a Secret's `stringData` is folded into `data`.
+//! built-in object goes through: a Secret's `stringData` is folded into `data`, workloads get
+//! their strategies' defaults.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::catalog::ResourceInfo;
 
@@ -23,14 +24,63 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
     }
 }
 
-/// Folds a Secret's write-only `stringData` into `data` (base64, replacing a key of the same
-/// name), as the Kubernetes API server does; other objects are left alone.
+/// Normalizes every write of a built-in object as the Kubernetes API server's decoding does:
+/// a Secret's write-only `stringData` is folded into `data` (base64, replacing a key of the same
+/// name); Deployments, ReplicaSets and DaemonSets get upstream's defaults for what their
+/// controllers and `kubectl rollout` read (replicas, update strategy, revision history,
+/// progress deadline). Other objects are left alone.
 pub fn normalize(info: &ResourceInfo, object: &mut Value) {
-    use base64::Engine as _;
-    if !info.builtin || !info.group.is_empty() || info.resource != "secrets" {
+    if !info.builtin {
         return;
     }
     let Some(map) = object.as_object_mut() else { return };
+    match (info.group.as_str(), info.resource.as_str()) {
+        ("", "secrets") => fold_string_data(map),
+        ("apps", "deployments") => {
+            let spec = spec_of(map);
+            spec.entry("replicas").or_insert(json!(1));
+            spec.entry("revisionHistoryLimit").or_insert(json!(10));
+            spec.entry("progressDeadlineSeconds").or_insert(json!(600));
+            rolling_update(spec, "strategy", json!("25%"), json!("25%"));
+        }
+        ("apps", "daemonsets") => {
+            let spec = spec_of(map);
+            spec.entry("revisionHistoryLimit").or_insert(json!(10));
+            rolling_update(spec, "updateStrategy", json!(1), json!(0));
+        }
+        ("apps", "replicasets") => {
+            spec_of(map).entry("replicas").or_insert(json!(1));
+        }
+        _ => {}
+    }
+}
+
+/// The object's `spec`, made an object if it is missing.
+fn spec_of(map: &mut Map<String, Value>) -> &mut Map<String, Value> {
+    let spec = map.entry("spec").or_insert_with(|| json!({}));
+    if !spec.is_object() {
+        *spec = json!({});
+    }
+    spec.as_object_mut().expect("an object")
+}
+
+/// A `RollingUpdate` strategy unless another type is given, with the limits it leaves unset.
+fn rolling_update(spec: &mut Map<String, Value>, field: &str, unavailable: Value, surge: Value) {
+    let strategy = spec.entry(field).or_insert_with(|| json!({}));
+    let Some(strategy) = strategy.as_object_mut() else { return };
+    let kind = strategy.entry("type").or_insert(json!("RollingUpdate"));
+    if kind != "RollingUpdate" {
+        return;
+    }
+    let limits = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+    if let Some(limits) = limits.as_object_mut() {
+        limits.entry("maxUnavailable").or_insert(unavailable);
+        limits.entry("maxSurge").or_insert(surge);
+    }
+}
+
+fn fold_string_data(map: &mut Map<String, Value>) {
+    use base64::Engine as _;
     let Some(Value::Object(strings)) = map.remove("stringData") else { return };
     let data = map.entry("data").or_insert_with(|| json!({}));
     if !data.is_object() {
@@ -133,6 +183,33 @@ mod tests {
         on_create(&info("jobs"), &mut job);
         assert!(job["spec"].get("selector").is_none());
         assert!(job["spec"].get("completions").is_none());
+    }
+
+    #[test]
+    fn workloads_get_upstream_strategy_and_history_defaults() {
+        let mut deployment = json!({"spec": {"strategy": {}, "template": {}}});
+        normalize(&info("deployments"), &mut deployment);
+        assert_eq!(
+            deployment["spec"],
+            json!({"replicas": 1, "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600,
+                "strategy": {"type": "RollingUpdate",
+                    "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+                "template": {}})
+        );
+        let mut recreate = json!({"spec": {"replicas": 3, "strategy": {"type": "Recreate"}}});
+        normalize(&info("deployments"), &mut recreate);
+        assert_eq!(recreate["spec"]["strategy"], json!({"type": "Recreate"}));
+        assert_eq!(recreate["spec"]["replicas"], 3, "given values stay");
+
+        let mut daemonset = json!({"spec": {"updateStrategy": {"rollingUpdate": {"maxSurge": 1}}}});
+        normalize(&info("daemonsets"), &mut daemonset);
+        assert_eq!(
+            daemonset["spec"]["updateStrategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 1}})
+        );
+        let mut replicaset = json!({"metadata": {"name": "r"}});
+        normalize(&info("replicasets"), &mut replicaset);
+        assert_eq!(replicaset["spec"]["replicas"], 1);
     }
 
     #[test]
