@@ -249,10 +249,20 @@ impl ResourceInfo {
     }
 }
 
+/// The built-in resources, computed once.
+fn builtins() -> &'static [ResourceInfo] {
+    static CACHE: OnceLock<Vec<ResourceInfo>> = OnceLock::new();
+    CACHE.get_or_init(builtins::all)
+}
+
 /// The built-in resources Keelson serves (computed once, then cloned).
 pub fn builtin_resources() -> Vec<ResourceInfo> {
-    static CACHE: OnceLock<Vec<ResourceInfo>> = OnceLock::new();
-    CACHE.get_or_init(builtins::all).clone()
+    builtins().to_vec()
+}
+
+/// The built-in `resource` of `group` (`""` for core), cloned alone.
+pub fn builtin_resource(group: &str, resource: &str) -> Option<ResourceInfo> {
+    builtins().iter().find(|r| r.group == group && r.resource == resource).cloned()
 }
 
 /// Orders Kubernetes version strings by preference, like apimachinery's

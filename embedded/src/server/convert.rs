@@ -10,6 +10,8 @@ use serde_json::{Map, Value};
 
 use crate::catalog::ResourceInfo;
 
+use super::objects::is_core;
+
 /// core/v1 Event field ↔ events.k8s.io/v1 Event field, where the names differ.
 const EVENT_FIELDS: [(&str, &str); 7] = [
     ("involvedObject", "regarding"),
@@ -66,14 +68,14 @@ pub fn to_stored(info: &ResourceInfo, object: Value) -> Value {
         let mut event =
             rename(object, EVENT_FIELDS.into_iter().map(|(core, new)| (new, core)), "v1");
         show_unset_event_fields(&mut event);
-        return event;
-    }
-    if info.builtin && info.group.is_empty() && info.resource == "events" {
+        event
+    } else if is_core(info, "events") {
         let mut event = object;
         show_unset_event_fields(&mut event);
-        return event;
+        event
+    } else {
+        object
     }
-    object
 }
 
 /// Adds the core/v1 Event fields Kubernetes shows even when unset (Go writes them): times as

@@ -75,9 +75,14 @@ pub fn is_crd(info: &ResourceInfo) -> bool {
     info.group == "apiextensions.k8s.io" && info.resource == "customresourcedefinitions"
 }
 
+/// Whether this is the built-in core (`v1`) `resource`.
+pub fn is_core(info: &ResourceInfo, resource: &str) -> bool {
+    info.builtin && info.group.is_empty() && info.resource == resource
+}
+
 /// Whether this is the `namespaces` resource.
 pub fn is_namespace(info: &ResourceInfo) -> bool {
-    info.group.is_empty() && info.resource == "namespaces"
+    is_core(info, "namespaces")
 }
 
 fn has_status_subresource(info: &ResourceInfo) -> bool {
@@ -341,7 +346,7 @@ pub fn ready_to_remove(object: &Value) -> bool {
 /// one (`requested`, else their `terminationGracePeriodSeconds`, else 30 s), so the node can stop
 /// their containers before the pod disappears; everything else goes at once.
 pub fn deletion_grace(info: &ResourceInfo, object: &Value, requested: Option<i64>) -> i64 {
-    let is_pod = info.builtin && info.group.is_empty() && info.resource == "pods";
+    let is_pod = is_core(info, "pods");
     let bound =
         object.pointer("/spec/nodeName").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
     let finished = matches!(

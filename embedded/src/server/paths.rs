@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::catalog::ResourceInfo;
 
 use super::errors::{ApiError, ApiResult};
+use super::objects::is_core;
 use super::registry::Served;
 
 /// What a resource path addresses.
@@ -112,8 +113,7 @@ pub fn resolve(
 /// Why a pod's `exec`, `attach` or `portforward` is refused: the local node runs no containers
 /// to stream from (a plain 404 would leave `kubectl exec` users guessing).
 fn unserved_pod_stream(target: &Target, subresource: &str) -> Option<ApiError> {
-    let info = &target.info;
-    if !info.builtin || !info.group.is_empty() || info.resource != "pods" {
+    if !is_core(&target.info, "pods") {
         return None;
     }
     let what = match subresource {

@@ -5,21 +5,18 @@
 
 use serde_json::{Value, json};
 
-use crate::catalog::{ResourceInfo, builtin_resources};
+use crate::catalog::{ResourceInfo, builtin_resource};
 use crate::storage::{Store, StoreError, WriteOp};
 
 use super::errors::{ApiError, ApiResult};
-use super::objects::{is_namespace, meta_str, now_rfc3339, prepare_create};
+use super::objects::{meta_str, now_rfc3339, prepare_create};
 use super::paths::{object_key, resource_prefix};
 
 /// The account a pod runs as when it names none.
 pub const DEFAULT: &str = "default";
 
 fn service_accounts() -> ResourceInfo {
-    builtin_resources()
-        .into_iter()
-        .find(|r| r.group.is_empty() && r.resource == "serviceaccounts")
-        .expect("serviceaccounts are built in")
+    builtin_resource("", "serviceaccounts").expect("serviceaccounts are built in")
 }
 
 /// Creates the `default` ServiceAccount of `namespace` unless it exists.
@@ -41,8 +38,7 @@ pub(crate) async fn ensure_default(store: &Store, namespace: &str) -> Result<(),
 /// Gives every stored namespace its `default` ServiceAccount (namespaces made before accounts
 /// were created with them, and the system namespaces).
 pub(crate) async fn ensure_every_default(store: &Store) -> Result<(), StoreError> {
-    let namespaces =
-        builtin_resources().into_iter().find(is_namespace).expect("namespaces are built in");
+    let namespaces = builtin_resource("", "namespaces").expect("namespaces are built in");
     let snapshot = store.list(&resource_prefix(&namespaces));
     let names: Vec<String> =
         snapshot.entries().filter_map(|e| meta_str(&e.object, "name").map(str::to_owned)).collect();

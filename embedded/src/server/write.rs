@@ -17,7 +17,7 @@ use super::admission::{admit, establish_crd};
 use super::convert::{from_stored, to_stored};
 use super::errors::{ApiError, ApiResult, Cause, Details};
 use super::objects::{
-    deletion_grace, finalizers, is_crd, is_namespace, meta_str, metadata_mut, now_rfc3339,
+    deletion_grace, finalizers, is_core, is_crd, is_namespace, meta_str, metadata_mut, now_rfc3339,
     prepare_create, prepare_update, ready_to_remove, resource_version,
 };
 use super::paths::{object_key, resource_prefix};
@@ -114,10 +114,7 @@ fn default_builtin(info: &ResourceInfo, object: &mut Value) {
 
 /// Creates the system namespaces when they are missing.
 pub(crate) async fn ensure_default_namespaces(store: &Store) -> Result<(), StoreError> {
-    let info = crate::catalog::builtin_resources()
-        .into_iter()
-        .find(is_namespace)
-        .expect("namespaces are built in");
+    let info = crate::catalog::builtin_resource("", "namespaces").expect("namespaces are built in");
     for name in SYSTEM_NAMESPACES {
         let key = object_key(&info, "", name);
         if store.get(&key).is_some() {
@@ -170,7 +167,7 @@ async fn create_object(
         establish_crd(&mut object, &now);
     }
     default_builtin(info, &mut object);
-    if info.builtin && info.group.is_empty() && info.resource == "pods" {
+    if is_core(info, "pods") {
         service_accounts::check_pod(&state.store, &object).await?;
     }
     if track {
