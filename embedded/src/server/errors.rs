@@ -113,13 +113,17 @@ impl ApiError {
                     format!("{}: {}", c.field, c.message)
                 }
             })
-            .collect::<Vec<_>>()
-            .join(", ");
+            .collect::<Vec<_>>();
+        // As apimachinery's aggregate error: one cause alone, several in brackets.
+        let list = match list.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
         let subject = if group.is_empty() { kind.to_owned() } else { format!("{kind}.{group}") };
         let mut error = Self::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "Invalid",
-            format!("{subject} \"{name}\" is invalid: [{list}]"),
+            format!("{subject} \"{name}\" is invalid: {list}"),
         )
         .with_details(group, kind, name);
         if let Some(details) = error.details.as_mut() {
@@ -313,18 +317,29 @@ mod tests {
 
     #[test]
     fn invalid_lists_each_cause() {
-        let causes = vec![Cause {
+        let cause = |field: &str| Cause {
             reason: "FieldValueRequired".into(),
             message: "Required value".into(),
-            field: "spec.model".into(),
-        }];
-        let status =
-            ApiError::invalid("serving.keelson.dev", "ModelDeployment", "q", causes).status();
+            field: field.into(),
+        };
+        let status = ApiError::invalid(
+            "serving.keelson.dev",
+            "ModelDeployment",
+            "q",
+            vec![cause("spec.model")],
+        )
+        .status();
         assert_eq!(status["code"], 422);
         assert_eq!(
             status["message"],
-            "ModelDeployment.serving.keelson.dev \"q\" is invalid: [spec.model: Required value]"
+            "ModelDeployment.serving.keelson.dev \"q\" is invalid: spec.model: Required value"
         );
         assert_eq!(status["details"]["causes"][0]["field"], "spec.model");
+        let two = vec![cause("spec.model"), cause("spec.replicas")];
+        let status = ApiError::invalid("serving.keelson.dev", "ModelDeployment", "q", two).status();
+        assert_eq!(
+            status["message"],
+            "ModelDeployment.serving.keelson.dev \"q\" is invalid: [spec.model: Required value, spec.replicas: Required value]"
+        );
     }
 }
