@@ -3,7 +3,9 @@
 //! Printer columns whose `json_path` starts with `computed:` are rendered by
 //! `table::computed` (see its docs for the list).
 
-use k8s_openapi::api::{apps, authentication, authorization, batch, coordination, core, events};
+use k8s_openapi::api::{
+    apps, authentication, authorization, batch, coordination, core, events, networking,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use super::schemas::schema_for;
@@ -186,6 +188,13 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 age(),
             ])
             .with_schema(schema_for::<core::v1::ConfigMap>()),
+        res("", "endpoints", "endpoints", "Endpoints", true)
+            .short(&["ep"])
+            .cols(vec![
+                col("Endpoints", "string", "computed:endpoints", "Endpoints of the service."),
+                age(),
+            ])
+            .with_schema(schema_for::<core::v1::Endpoints>()),
         res("", "events", "event", "Event", true)
             .short(&["ev"])
             .cols(event_columns())
@@ -215,11 +224,37 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             ])
             .fields(&["spec.unschedulable"])
             .with_schema(schema_for::<core::v1::Node>()),
+        res("", "persistentvolumes", "persistentvolume", "PersistentVolume", false)
+            .short(&["pv"])
+            .subs(vec![Status])
+            .cols(vec![
+                col("Capacity", "string", ".spec.capacity.storage", "The capacity of the volume."),
+                col("Access Modes", "string", "computed:pv-access-modes", "The access modes of the volume."),
+                col(
+                    "Reclaim Policy",
+                    "string",
+                    ".spec.persistentVolumeReclaimPolicy",
+                    "What happens to the volume when its claim is released.",
+                ),
+                col("Status", "string", "computed:volume-status", "The phase of the volume."),
+                col("Claim", "string", "computed:pv-claim", "The claim bound to the volume."),
+                col("StorageClass", "string", ".spec.storageClassName", "The storage class of the volume."),
+                col(
+                    "VolumeAttributesClass",
+                    "string",
+                    "computed:or-unset:.spec.volumeAttributesClassName",
+                    "The volume attributes class of the volume.",
+                ),
+                col("Reason", "string", ".status.reason", "Why the volume is in its phase."),
+                age(),
+                col("VolumeMode", "string", "computed:or-unset:.spec.volumeMode", "The volume mode.").wide(),
+            ])
+            .with_schema(schema_for::<core::v1::PersistentVolume>()),
         res("", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true)
             .short(&["pvc"])
             .subs(vec![Status])
             .cols(vec![
-                col("Status", "string", "computed:pvc-status", "The phase of the claim."),
+                col("Status", "string", "computed:volume-status", "The phase of the claim."),
                 col("Volume", "string", ".spec.volumeName", "The bound PersistentVolume."),
                 col("Capacity", "string", "computed:pvc-capacity", "The capacity of the bound volume."),
                 col("Access Modes", "string", "computed:pvc-access-modes", "The access modes of the volume."),
@@ -267,6 +302,25 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             ])
             .fields(&pod_fields)
             .with_schema(schema_for::<core::v1::Pod>()),
+        res("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true)
+            .short(&["rc"])
+            .all_category()
+            .subs(vec![Status, scale()])
+            .cols(
+                [
+                    col("Desired", "integer", ".spec.replicas", "Number of desired replicas."),
+                    col("Current", "integer", ".status.replicas", "Number of current replicas."),
+                    col("Ready", "integer", ".status.readyReplicas", "Number of ready replicas."),
+                    age(),
+                ]
+                .into_iter()
+                .chain(workload_wide().into_iter().take(2))
+                .chain([col("Selector", "string", "computed:selector-map", "Labels of the controlled pods.")
+                    .wide()])
+                .collect(),
+            )
+            .fields(&["status.replicas"])
+            .with_schema(schema_for::<core::v1::ReplicationController>()),
         res("", "secrets", "secret", "Secret", true)
             .cols(vec![
                 col("Type", "string", ".type", "The type of the secret."),
@@ -292,7 +346,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 col("External-IP", "string", "computed:service-external-ip", "The external IPs of the service."),
                 col("Port(s)", "string", "computed:service-ports", "The ports of the service."),
                 age(),
-                col("Selector", "string", "computed:service-selector", "The service's pod selector.").wide(),
+                col("Selector", "string", "computed:selector-map", "The service's pod selector.").wide(),
             ])
             .fields(&["spec.clusterIP", "spec.type"])
             .with_schema(schema_for::<core::v1::Service>()),
@@ -322,7 +376,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             .subs(vec![Status, scale()])
             .cols(
                 [
-                    col("Ready", "string", "computed:deployment-ready", "Number of ready replicas / desired."),
+                    col("Ready", "string", "computed:replicas-ready", "Number of ready replicas / desired."),
                     col("Up-to-date", "integer", ".status.updatedReplicas", "Number of updated replicas."),
                     col("Available", "integer", ".status.availableReplicas", "Number of available replicas."),
                     age(),
@@ -349,6 +403,18 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             )
             .fields(&["status.replicas"])
             .with_schema(schema_for::<apps::v1::ReplicaSet>()),
+        res("apps", "statefulsets", "statefulset", "StatefulSet", true)
+            .short(&["sts"])
+            .all_category()
+            .subs(vec![Status, scale()])
+            .cols([
+                col("Ready", "string", "computed:replicas-ready", "Number of ready replicas / desired."),
+                age(),
+            ]
+            .into_iter()
+            .chain(workload_wide().into_iter().take(2))
+            .collect())
+            .with_schema(schema_for::<apps::v1::StatefulSet>()),
         // events.k8s.io/v1: the same storage as core Events, the same printer.
         res("events.k8s.io", "events", "event", "Event", true)
             .short(&["ev"])
@@ -372,6 +438,52 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             )
             .fields(&["status.successful"])
             .with_schema(schema_for::<batch::v1::Job>()),
+        res("batch", "cronjobs", "cronjob", "CronJob", true)
+            .short(&["cj"])
+            .all_category()
+            .subs(vec![Status])
+            .cols(vec![
+                col("Schedule", "string", ".spec.schedule", "The schedule in cron format."),
+                col("Timezone", "string", "computed:or-none:.spec.timeZone", "The time zone of the schedule."),
+                col("Suspend", "boolean", "computed:cronjob-suspend", "Whether new jobs are suspended."),
+                col("Active", "integer", "computed:cronjob-active", "Number of running jobs."),
+                col(
+                    "Last Schedule",
+                    "string",
+                    "computed:cronjob-last-schedule",
+                    "When a job was last scheduled.",
+                ),
+                age(),
+                col(
+                    "Containers",
+                    "string",
+                    "computed:job-template-containers",
+                    "Names of each container in the job template.",
+                )
+                .wide(),
+                col(
+                    "Images",
+                    "string",
+                    "computed:job-template-images",
+                    "Images referenced by each container in the job template.",
+                )
+                .wide(),
+                col("Selector", "string", "computed:job-template-selector", "Label selector of the jobs' pods.")
+                    .wide(),
+            ])
+            .with_schema(schema_for::<batch::v1::CronJob>()),
+        // networking.k8s.io/v1: stored only; no ingress controller runs on one machine.
+        res("networking.k8s.io", "ingresses", "ingress", "Ingress", true)
+            .short(&["ing"])
+            .subs(vec![Status])
+            .cols(vec![
+                col("Class", "string", "computed:or-none:.spec.ingressClassName", "The ingress class."),
+                col("Hosts", "string", "computed:ingress-hosts", "The hosts of the rules."),
+                col("Address", "string", "computed:ingress-address", "The load balancer addresses."),
+                col("Ports", "string", "computed:ingress-ports", "The ports served."),
+                age(),
+            ])
+            .with_schema(schema_for::<networking::v1::Ingress>()),
         // apiextensions.k8s.io/v1
         res("apiextensions.k8s.io", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", false)
             .short(&["crd", "crds"])

@@ -29,6 +29,20 @@ fn builtins_have_scope_short_names_and_subresources() {
         ("", "nodes", "Node", false, &["no"], &["status"], false),
         ("", "persistentvolumeclaims", "PersistentVolumeClaim", true, &["pvc"], &["status"], false),
         ("", "events", "Event", true, &["ev"], &[], false),
+        ("", "endpoints", "Endpoints", true, &["ep"], &[], false),
+        ("", "persistentvolumes", "PersistentVolume", false, &["pv"], &["status"], false),
+        (
+            "",
+            "replicationcontrollers",
+            "ReplicationController",
+            true,
+            &["rc"],
+            &["status", "scale"],
+            true,
+        ),
+        ("apps", "statefulsets", "StatefulSet", true, &["sts"], &["status", "scale"], true),
+        ("batch", "cronjobs", "CronJob", true, &["cj"], &["status"], true),
+        ("networking.k8s.io", "ingresses", "Ingress", true, &["ing"], &["status"], false),
         ("events.k8s.io", "events", "Event", true, &["ev"], &[], false),
         ("apps", "deployments", "Deployment", true, &["deploy"], &["status", "scale"], true),
         ("apps", "daemonsets", "DaemonSet", true, &["ds"], &["status"], true),
@@ -130,6 +144,31 @@ fn builtin_printer_columns_mirror_kubectl() {
     assert_eq!(visible("apiextensions.k8s.io", "customresourcedefinitions"), ["CREATED AT"]);
     assert_eq!(visible("coordination.k8s.io", "leases"), ["HOLDER", "AGE"]);
     assert_eq!(visible("", "serviceaccounts"), ["SECRETS", "AGE"]);
+    assert_eq!(visible("", "endpoints"), ["ENDPOINTS", "AGE"]);
+    assert_eq!(
+        visible("", "persistentvolumes"),
+        [
+            "CAPACITY",
+            "ACCESS MODES",
+            "RECLAIM POLICY",
+            "STATUS",
+            "CLAIM",
+            "STORAGECLASS",
+            "VOLUMEATTRIBUTESCLASS",
+            "REASON",
+            "AGE"
+        ]
+    );
+    assert_eq!(visible("", "replicationcontrollers"), ["DESIRED", "CURRENT", "READY", "AGE"]);
+    assert_eq!(visible("apps", "statefulsets"), ["READY", "AGE"]);
+    assert_eq!(
+        visible("batch", "cronjobs"),
+        ["SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"]
+    );
+    assert_eq!(
+        visible("networking.k8s.io", "ingresses"),
+        ["CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"]
+    );
 }
 
 #[test]

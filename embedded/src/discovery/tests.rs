@@ -132,6 +132,7 @@ fn legacy_documents() {
             "apps",
             "events.k8s.io",
             "batch",
+            "networking.k8s.io",
             "apiextensions.k8s.io",
             "coordination.k8s.io",
             "authorization.k8s.io",

@@ -76,6 +76,7 @@ fn index_lists_every_group_version() {
             "apis/batch/v1",
             "apis/coordination.k8s.io/v1",
             "apis/events.k8s.io/v1",
+            "apis/networking.k8s.io/v1",
             "apis/serving.keelson.dev/v1alpha1",
         ]
     );

@@ -26,9 +26,11 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
 
 /// Normalizes every write of a built-in object as the Kubernetes API server's decoding does:
 /// a Secret's write-only `stringData` is folded into `data` (base64, replacing a key of the same
-/// name); Deployments, ReplicaSets and DaemonSets get upstream's defaults for what their
-/// controllers and `kubectl rollout` read (replicas, update strategy, revision history,
-/// progress deadline). Other objects are left alone.
+/// name); workloads (Deployments, ReplicaSets, ReplicationControllers, DaemonSets,
+/// StatefulSets, CronJobs) get upstream's defaults for what their controllers and
+/// `kubectl rollout` read (replicas, selectors, update strategy, revision history, progress
+/// deadline, concurrency and history limits); Services get their type, policies and target
+/// ports; PersistentVolumes their reclaim policy and volume mode. Other objects are left alone.
 pub fn normalize(info: &ResourceInfo, object: &mut Value) {
     if !info.builtin {
         return;
@@ -51,7 +53,87 @@ pub fn normalize(info: &ResourceInfo, object: &mut Value) {
         ("apps", "replicasets") => {
             spec_of(map).entry("replicas").or_insert(json!(1));
         }
+        ("", "replicationcontrollers") => replication_controller(map),
+        ("apps", "statefulsets") => {
+            let spec = spec_of(map);
+            spec.entry("replicas").or_insert(json!(1));
+            spec.entry("podManagementPolicy").or_insert(json!("OrderedReady"));
+            spec.entry("revisionHistoryLimit").or_insert(json!(10));
+            spec.entry("persistentVolumeClaimRetentionPolicy")
+                .or_insert(json!({ "whenDeleted": "Retain", "whenScaled": "Retain" }));
+            let strategy = spec.entry("updateStrategy").or_insert_with(|| json!({}));
+            if let Some(strategy) = strategy.as_object_mut() {
+                let kind = strategy.entry("type").or_insert(json!("RollingUpdate"));
+                if kind == "RollingUpdate" {
+                    strategy.entry("rollingUpdate").or_insert(json!({ "partition": 0 }));
+                }
+            }
+        }
+        ("batch", "cronjobs") => {
+            let spec = spec_of(map);
+            spec.entry("concurrencyPolicy").or_insert(json!("Allow"));
+            spec.entry("suspend").or_insert(json!(false));
+            spec.entry("successfulJobsHistoryLimit").or_insert(json!(3));
+            spec.entry("failedJobsHistoryLimit").or_insert(json!(1));
+            if let Some(pod) =
+                spec.get_mut("jobTemplate").and_then(|t| t.pointer_mut("/spec/template/spec"))
+            {
+                pod_spec(pod);
+            }
+        }
+        ("", "services") => service(spec_of(map)),
+        ("", "persistentvolumes") => {
+            let spec = spec_of(map);
+            spec.entry("persistentVolumeReclaimPolicy").or_insert(json!("Retain"));
+            spec.entry("volumeMode").or_insert(json!("Filesystem"));
+        }
         _ => {}
+    }
+}
+
+/// A ReplicationController's selector and labels default to its template's labels, as
+/// upstream's defaulting does; replicas to 1.
+fn replication_controller(map: &mut Map<String, Value>) {
+    let template_labels = map
+        .get("spec")
+        .and_then(|spec| spec.pointer("/template/metadata/labels"))
+        .filter(|labels| labels.as_object().is_some_and(|l| !l.is_empty()))
+        .cloned();
+    if let Some(labels) = template_labels {
+        let metadata = map.entry("metadata").or_insert_with(|| json!({}));
+        if metadata.get("labels").and_then(Value::as_object).is_none_or(Map::is_empty) {
+            metadata["labels"] = labels.clone();
+        }
+        let spec = spec_of(map);
+        if spec.get("selector").and_then(Value::as_object).is_none_or(Map::is_empty) {
+            spec.insert("selector".into(), labels);
+        }
+    }
+    spec_of(map).entry("replicas").or_insert(json!(1));
+}
+
+/// A Service's type, session affinity and traffic policies, and each port's protocol and target
+/// port (the port itself). Its cluster IP and node ports are allocated by `services`.
+fn service(spec: &mut Map<String, Value>) {
+    let kind =
+        spec.entry("type").or_insert(json!("ClusterIP")).as_str().unwrap_or_default().to_owned();
+    spec.entry("sessionAffinity").or_insert(json!("None"));
+    if kind == "ExternalName" {
+        return;
+    }
+    spec.entry("internalTrafficPolicy").or_insert(json!("Cluster"));
+    if kind == "NodePort" || kind == "LoadBalancer" {
+        spec.entry("externalTrafficPolicy").or_insert(json!("Cluster"));
+    }
+    if kind == "LoadBalancer" {
+        spec.entry("allocateLoadBalancerNodePorts").or_insert(json!(true));
+    }
+    for port in spec.get_mut("ports").and_then(Value::as_array_mut).into_iter().flatten() {
+        let Some(port) = port.as_object_mut() else { continue };
+        port.entry("protocol").or_insert(json!("TCP"));
+        if let Some(number) = port.get("port").cloned() {
+            port.entry("targetPort").or_insert(number);
+        }
     }
 }
 
@@ -210,6 +292,51 @@ mod tests {
         let mut replicaset = json!({"metadata": {"name": "r"}});
         normalize(&info("replicasets"), &mut replicaset);
         assert_eq!(replicaset["spec"]["replicas"], 1);
+    }
+
+    #[test]
+    fn services_stateful_sets_cron_jobs_and_replication_controllers_get_upstream_defaults() {
+        let mut service = json!({"spec": {"ports": [{"port": 80}, {"port": 53, "protocol": "UDP", "targetPort": "dns"}]}});
+        normalize(&info("services"), &mut service);
+        assert_eq!(
+            service["spec"],
+            json!({"type": "ClusterIP", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+                "ports": [{"port": 80, "protocol": "TCP", "targetPort": 80},
+                          {"port": 53, "protocol": "UDP", "targetPort": "dns"}]})
+        );
+        let mut external = json!({"spec": {"type": "ExternalName", "externalName": "example.com"}});
+        normalize(&info("services"), &mut external);
+        assert!(external["spec"].get("internalTrafficPolicy").is_none());
+
+        let mut set = json!({"spec": {"serviceName": "db"}});
+        normalize(&info("statefulsets"), &mut set);
+        assert_eq!(
+            set["spec"],
+            json!({"serviceName": "db", "replicas": 1, "podManagementPolicy": "OrderedReady",
+                "revisionHistoryLimit": 10,
+                "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}})
+        );
+
+        let mut cron = json!({"spec": {"schedule": "@daily",
+            "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "OnFailure"}}}}}});
+        normalize(&info("cronjobs"), &mut cron);
+        assert_eq!(
+            (&cron["spec"]["concurrencyPolicy"], &cron["spec"]["successfulJobsHistoryLimit"]),
+            (&json!("Allow"), &json!(3))
+        );
+        let pod = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+        assert_eq!(
+            (&pod["restartPolicy"], &pod["dnsPolicy"]),
+            (&json!("OnFailure"), &json!("ClusterFirst"))
+        );
+
+        let mut rc = json!({"metadata": {"name": "old"},
+            "spec": {"template": {"metadata": {"labels": {"app": "old"}}}}});
+        normalize(&info("replicationcontrollers"), &mut rc);
+        assert_eq!(rc["spec"]["selector"], json!({"app": "old"}));
+        assert_eq!(rc["metadata"]["labels"], json!({"app": "old"}));
+        assert_eq!(rc["spec"]["replicas"], 1);
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod read;
 mod registry;
 mod reviews;
 mod service_accounts;
+mod services;
 pub mod tls;
 mod watch;
 mod write;
@@ -110,6 +111,8 @@ pub(crate) struct ApiState {
     token: Arc<str>,
     /// Snapshots of paginated lists, one per revision, so that later pages read the same state.
     snapshots: Arc<Mutex<VecDeque<Snapshot>>>,
+    /// Hands out Services' cluster IPs and node ports.
+    pub(crate) services: services::Allocator,
 }
 
 /// How many revisions' snapshots are kept for continue tokens.
@@ -203,6 +206,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         data_dir: config.data_dir.clone().into(),
         token: credentials.token.clone().into(),
         snapshots: Arc::default(),
+        services: services::Allocator::default(),
     };
     gc::spawn(store.clone(), state.registry.clone());
     let app = router(state);
@@ -221,6 +225,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         .map_err(|source| StartError::Bind { addr: config.bind, source })?;
     let addr =
         listener.local_addr().map_err(|source| StartError::Bind { addr: config.bind, source })?;
+    services::ensure_kubernetes(&store, addr).await?;
     let handle = axum_server::Handle::new();
     let server = axum_server::from_tcp_rustls(listener, tls)
         .map_err(|source| StartError::Bind { addr, source })?

@@ -170,6 +170,11 @@ async fn create_object(
     if is_core(info, "pods") {
         service_accounts::check_pod(&state.store, &object).await?;
     }
+    // Held until the Service is stored, so that no other Service takes its addresses meanwhile.
+    let _allocation = match is_core(info, "services") {
+        true => Some(state.services.allocate(&state.store, None, &mut object).await?),
+        false => None,
+    };
     if track {
         object = patch::track_update(
             None,
@@ -248,6 +253,10 @@ async fn store_update(
     if is_crd(info) {
         establish_crd(&mut new, &now);
     }
+    let _allocation = match is_core(info, "services") && subresource.is_none() {
+        true => Some(state.services.allocate(&state.store, Some(&old), &mut new).await?),
+        false => None,
+    };
     if same_but_volatile(&new, &old) {
         return Ok(Updated {
             object: current.object.clone(),

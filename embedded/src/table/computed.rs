@@ -8,13 +8,18 @@
 //! | `created-at` | `metadata.creationTimestamp` as RFC 3339 (default table) |
 //! | `or-none:<path>` / `or-unset:<path>` | string at `<path>`, or `<none>` / `<unset>` |
 //! | `pod-ready`, `pod-status`, `pod-restarts`, `pod-readiness-gates` | pod READY `1/2`, STATUS (`Running`, `Init:0/1`, `CrashLoopBackOff`, `Terminating`...), RESTARTS `3 (5m ago)`, gates `1/2` |
-//! | `deployment-ready` | `ready/desired` |
+//! | `replicas-ready` | `ready/desired` |
 //! | `containers`, `images`, `selector`, `node-selector` | workload template containers/images, `spec.selector`, template node selector |
+//! | `selector-map` | an equality-only `spec.selector` map (Services, ReplicationControllers) |
 //! | `job-status`, `job-completions`, `job-duration` | `Complete`/`Failed`/`Running`..., `1/3`, duration |
-//! | `service-cluster-ip`, `service-external-ip`, `service-ports`, `service-selector` | service cells |
+//! | `cronjob-suspend`, `cronjob-active`, `cronjob-last-schedule` | `True`/`False`, running jobs, time since the last schedule |
+//! | `job-template-containers`, `job-template-images`, `job-template-selector` | a CronJob's job template cells |
+//! | `service-cluster-ip`, `service-external-ip`, `service-ports` | service cells |
+//! | `endpoints` | up to three `ip:port` pairs, then `+ N more...` |
+//! | `ingress-hosts`, `ingress-address`, `ingress-ports` | ingress cells |
 //! | `configmap-data`, `secret-data`, `serviceaccount-secrets` | entry counts |
 //! | `node-status`, `node-roles`, `node-address:<Type>` | `Ready,SchedulingDisabled`, roles, first address of a type |
-//! | `pvc-status`, `pvc-capacity`, `pvc-access-modes` | claim cells |
+//! | `volume-status`, `pvc-capacity`, `pvc-access-modes`, `pv-access-modes`, `pv-claim` | claim and volume cells |
 //! | `event-last-seen`, `event-first-seen`, `event-object`, `event-subobject`, `event-source`, `event-message`, `event-count` | event cells, for both core/v1 and events.k8s.io/v1 shapes |
 
 use std::collections::BTreeSet;
@@ -171,7 +176,7 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
                 json!(format!("{ok}/{}", gates.len()))
             }
         }
-        "deployment-ready" => {
+        "replicas-ready" => {
             let desired = get(o, "spec.replicas").and_then(Value::as_i64).unwrap_or(1);
             json!(format!("{}/{desired}", int(o, "status.readyReplicas")))
         }
@@ -187,6 +192,48 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
             json!(or(&formatted, "<none>"))
         }
         "node-selector" => json!(join_labels(get(o, "spec.template.spec.nodeSelector"))),
+        "selector-map" => json!(join_labels(get(o, "spec.selector"))),
+        "cronjob-suspend" => {
+            let suspended = get(o, "spec.suspend").and_then(Value::as_bool) == Some(true);
+            json!(if suspended { "True" } else { "False" })
+        }
+        "cronjob-active" => json!(count(o, "status.active")),
+        "cronjob-last-schedule" => match timestamp(o, "status.lastScheduleTime") {
+            Some(at) => json!(since(Some(at), now)),
+            None => json!("<none>"),
+        },
+        "job-template-containers" | "job-template-images" => {
+            let field = if name.ends_with("containers") { "name" } else { "image" };
+            let containers = list(o, "spec.jobTemplate.spec.template.spec.containers");
+            json!(containers.iter().map(|c| text(c, field)).collect::<Vec<_>>().join(","))
+        }
+        "job-template-selector" => {
+            let formatted = get(o, "spec.jobTemplate.spec.selector")
+                .map(|s| {
+                    LabelSelector::from_label_selector(s)
+                        .map_or_else(|_| "<error>".into(), |s| s.to_string())
+                })
+                .unwrap_or_default();
+            json!(or(&formatted, "<none>"))
+        }
+        "endpoints" => json!(endpoints(o)),
+        "ingress-hosts" => {
+            let hosts: Vec<&str> = list(o, "spec.rules")
+                .iter()
+                .map(|rule| text(rule, "host"))
+                .filter(|host| !host.is_empty())
+                .collect();
+            json!(or(&hosts.join(","), "*"))
+        }
+        "ingress-address" => {
+            let addresses: Vec<&str> = list(o, "status.loadBalancer.ingress")
+                .iter()
+                .map(|i| text_any(i, &["ip", "hostname"]))
+                .filter(|s| !s.is_empty())
+                .collect();
+            json!(addresses.join(","))
+        }
+        "ingress-ports" => json!(if list(o, "spec.tls").is_empty() { "80" } else { "80, 443" }),
         "job-status" => {
             let status = if has_true_condition(o, "Complete") {
                 "Complete"
@@ -244,7 +291,6 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
                 .collect();
             json!(or(&ports.join(","), "<none>"))
         }
-        "service-selector" => json!(join_labels(get(o, "spec.selector"))),
         "configmap-data" => json!(count(o, "data") + count(o, "binaryData")),
         "secret-data" => json!(count(o, "data")),
         "serviceaccount-secrets" => json!(count(o, "secrets")),
@@ -277,27 +323,21 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
             }
             json!(or(&roles.into_iter().collect::<Vec<_>>().join(","), "<none>"))
         }
-        "pvc-status" => {
+        "volume-status" => {
             let deleting = get(o, "metadata.deletionTimestamp").is_some_and(|v| !v.is_null());
             json!(if deleting { "Terminating" } else { text(o, "status.phase") })
         }
         "pvc-capacity" if text(o, "spec.volumeName").is_empty() => json!(""),
         "pvc-capacity" => json!(text(o, "status.capacity.storage")),
         "pvc-access-modes" if text(o, "spec.volumeName").is_empty() => json!(""),
-        "pvc-access-modes" => {
-            let modes: Vec<&str> =
-                list(o, "status.accessModes").iter().filter_map(Value::as_str).collect();
-            let short: Vec<&str> = [
-                ("ReadWriteOnce", "RWO"),
-                ("ReadOnlyMany", "ROX"),
-                ("ReadWriteMany", "RWX"),
-                ("ReadWriteOncePod", "RWOP"),
-            ]
-            .into_iter()
-            .filter(|(long, _)| modes.contains(long))
-            .map(|(_, s)| s)
-            .collect();
-            json!(short.join(","))
+        "pvc-access-modes" => json!(access_modes(list(o, "status.accessModes"))),
+        "pv-access-modes" => json!(access_modes(list(o, "spec.accessModes"))),
+        "pv-claim" => {
+            let claim = match (text(o, "spec.claimRef.namespace"), text(o, "spec.claimRef.name")) {
+                (_, "") => String::new(),
+                (namespace, name) => format!("{namespace}/{name}"),
+            };
+            json!(claim)
         }
         "event-first-seen" => json!(event_first_seen(o, now)),
         "event-last-seen" => {
@@ -357,6 +397,44 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
         _ => return None,
     };
     Some(value)
+}
+
+/// kubectl's short access modes (`RWO,ROX`), in upstream's order.
+fn access_modes(modes: &[Value]) -> String {
+    let modes: Vec<&str> = modes.iter().filter_map(Value::as_str).collect();
+    let short: Vec<&str> = [
+        ("ReadWriteOnce", "RWO"),
+        ("ReadOnlyMany", "ROX"),
+        ("ReadWriteMany", "RWX"),
+        ("ReadWriteOncePod", "RWOP"),
+    ]
+    .into_iter()
+    .filter(|(long, _)| modes.contains(long))
+    .map(|(_, s)| s)
+    .collect();
+    short.join(",")
+}
+
+/// kubectl's `formatEndpoints`: `ip:port` for each address and port of each subset, the first
+/// three shown, then `+ N more...`; `<none>` when there are none.
+fn endpoints(o: &Value) -> String {
+    const SHOWN: usize = 3;
+    let mut pairs = Vec::new();
+    for subset in list(o, "subsets") {
+        let ports = list(subset, "ports");
+        for address in list(subset, "addresses") {
+            let ip = text(address, "ip");
+            if ports.is_empty() {
+                pairs.push(ip.to_owned());
+            }
+            pairs.extend(ports.iter().map(|port| format!("{ip}:{}", int(port, "port"))));
+        }
+    }
+    match pairs.len() {
+        0 => "<none>".into(),
+        n if n > SHOWN => format!("{} + {} more...", pairs[..SHOWN].join(","), n - SHOWN),
+        _ => pairs.join(","),
+    }
 }
 
 fn event_first_seen(o: &Value, now: Timestamp) -> String {

@@ -273,6 +273,78 @@ fn workload_and_service_rows() {
 }
 
 #[test]
+fn rows_of_the_kinds_served_for_apply_prune() {
+    let row = |group: &str, resource: &str, object: &Value| -> Vec<Value> {
+        cells(&table(&builtin(group, resource), &[object], IncludeObject::None, now(), true), 0)
+            .clone()
+    };
+    let cron = json!({
+        "metadata": {"name": "nightly", "creationTimestamp": ago(3600)},
+        "spec": {"schedule": "0 3 * * *", "suspend": false,
+                 "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}},
+        "status": {"active": [{"name": "nightly-1"}], "lastScheduleTime": ago(90)}
+    });
+    assert_eq!(
+        row("batch", "cronjobs", &cron),
+        [
+            json!("nightly"),
+            json!("0 3 * * *"),
+            json!("<none>"),
+            json!("False"),
+            json!(1),
+            json!("90s"),
+            json!("60m"),
+            json!("c"),
+            json!("busybox"),
+            json!("<none>")
+        ]
+    );
+    let never = json!({"metadata": {"name": "n"}, "spec": {"schedule": "@daily", "suspend": true}});
+    assert_eq!(row("batch", "cronjobs", &never)[3..6], [json!("True"), json!(0), json!("<none>")]);
+
+    let endpoints = json!({"metadata": {"name": "web"}, "subsets": [{
+        "addresses": [{"ip": "10.244.0.1"}, {"ip": "10.244.0.2"}],
+        "ports": [{"port": 80}, {"port": 443}]
+    }]});
+    assert_eq!(
+        row("", "endpoints", &endpoints)[1],
+        "10.244.0.1:80,10.244.0.1:443,10.244.0.2:80 + 1 more..."
+    );
+    assert_eq!(row("", "endpoints", &json!({"metadata": {"name": "e"}}))[1], "<none>");
+
+    let volume = json!({"metadata": {"name": "pv1"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce", "ReadOnlyMany"],
+                 "persistentVolumeReclaimPolicy": "Delete", "claimRef": {"namespace": "ns", "name": "data"},
+                 "storageClassName": "local"},
+        "status": {"phase": "Bound"}});
+    assert_eq!(
+        row("", "persistentvolumes", &volume)[1..7],
+        [
+            json!("1Gi"),
+            json!("RWO,ROX"),
+            json!("Delete"),
+            json!("Bound"),
+            json!("ns/data"),
+            json!("local")
+        ]
+    );
+
+    let set = json!({"metadata": {"name": "db"}, "spec": {"replicas": 3}, "status": {"readyReplicas": 1}});
+    assert_eq!(row("apps", "statefulsets", &set)[1], "1/3");
+    let rc = json!({"metadata": {"name": "old"}, "spec": {"replicas": 2, "selector": {"app": "old"}},
+        "status": {"replicas": 2, "readyReplicas": 1}});
+    assert_eq!(row("", "replicationcontrollers", &rc)[1..4], [json!(2), json!(2), json!(1)]);
+    assert_eq!(row("", "replicationcontrollers", &rc).last(), Some(&json!("app=old")));
+
+    let ingress = json!({"metadata": {"name": "site"}, "spec": {"ingressClassName": "nginx",
+        "rules": [{"host": "a.example"}, {"host": "b.example"}], "tls": [{"hosts": ["a.example"]}]}});
+    assert_eq!(
+        row("networking.k8s.io", "ingresses", &ingress)[1..5],
+        [json!("nginx"), json!("a.example,b.example"), json!(""), json!("80, 443")]
+    );
+}
+
+#[test]
 fn event_table_has_no_leading_name_column() {
     let event = json!({
         "kind": "Event",

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod, ReplicationController};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as MetaSelector;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::runtime::controller::{Action, Controller};
@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 
 use super::events::EventLog;
 use super::plan::PlanEvent;
-use super::{daemonset, deployment, job, pvc, replicaset};
+use super::{daemonset, deployment, job, pvc, replicaset, replication};
 use crate::node::pods::is_controlled_by;
 use crate::selectors::LabelSelector;
 
@@ -57,6 +57,12 @@ pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .run(reconcile_replicaset, retry, ctx.clone())
         .for_each(run("replicaset"));
     tasks.push(tokio::spawn(rs));
+
+    let rc = Controller::new(Api::<ReplicationController>::all(client.clone()), all.clone())
+        .owns(Api::<Pod>::all(client.clone()), all.clone())
+        .run(reconcile_replication_controller, retry, ctx.clone())
+        .for_each(run("replicationcontroller"));
+    tasks.push(tokio::spawn(rc));
 
     let deploy = Controller::new(Api::<Deployment>::all(client.clone()), all.clone())
         .owns(Api::<ReplicaSet>::all(client.clone()), all.clone())
@@ -198,7 +204,10 @@ where
 
 async fn record<K: Resource<DynamicType = ()>>(ctx: &Context, owner: &K, event: &PlanEvent) {
     // Named as upstream's controllers are: `replicaset-controller`, `deployment-controller`...
-    let component = format!("{}-controller", K::kind(&()).to_ascii_lowercase());
+    let component = match K::kind(&()).to_ascii_lowercase().as_str() {
+        "replicationcontroller" => "replication-controller".to_owned(),
+        kind => format!("{kind}-controller"),
+    };
     if let Err(error) = ctx.events.record(&component, &owner.object_ref(&()), event).await {
         tracing::debug!(%error, "recording an event failed");
     }
@@ -218,6 +227,25 @@ async fn reconcile_replicaset(rs: Arc<ReplicaSet>, ctx: Arc<Context>) -> Result<
     }
     write_status(&ctx.client, &*rs, rs.status.as_ref(), &plan.status).await?;
     Ok(after(plan.requeue_after))
+}
+
+async fn reconcile_replication_controller(
+    rc: Arc<ReplicationController>,
+    ctx: Arc<Context>,
+) -> Result<Action> {
+    if rc.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let namespace = rc.namespace().unwrap_or_default();
+    let selector = MetaSelector {
+        match_labels: rc.spec.as_ref().and_then(|s| s.selector.clone()),
+        match_expressions: None,
+    };
+    let pods = controlled::<Pod>(&ctx.client, &namespace, Some(&selector), &uid(&*rc)).await?;
+    let planned = replication::plan_replication_controller(&rc, &pods, jiff::Timestamp::now());
+    apply_pods(&ctx, &*rc, planned.plan.create, &planned.plan.delete).await?;
+    write_status(&ctx.client, &*rc, rc.status.as_ref(), &planned.status).await?;
+    Ok(after(planned.plan.requeue_after))
 }
 
 async fn reconcile_deployment(d: Arc<Deployment>, ctx: Arc<Context>) -> Result<Action> {
