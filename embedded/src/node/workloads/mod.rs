@@ -1,5 +1,5 @@
 //! The workload controllers of the local node (what kube-controller-manager does on a cluster):
-//! ReplicaSets, Deployments, DaemonSets and Jobs make pods, PVCs are bound at once.
+//! ReplicaSets, Deployments, DaemonSets, StatefulSets and Jobs make pods, PVCs are bound at once.
 //!
 //! Each kind has a pure planner (`plan_*`: objects in, actions and status out) and one reconciler
 //! in `controllers` that lists the children, calls the planner and applies its plan through
@@ -13,6 +13,7 @@ pub mod job;
 pub mod plan;
 pub mod pvc;
 pub mod replicaset;
+pub mod statefulset;
 
 pub(super) use controllers::{Context, spawn};
 pub(super) use events::EventLog;
