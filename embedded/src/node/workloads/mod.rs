@@ -1,6 +1,6 @@
 //! The workload controllers of the local node (what kube-controller-manager does on a cluster):
-//! ReplicaSets, ReplicationControllers, Deployments, DaemonSets and Jobs make pods, PVCs are
-//! bound at once.
+//! ReplicaSets, ReplicationControllers, Deployments, DaemonSets, StatefulSets, Jobs and CronJobs
+//! make pods (CronJobs make Jobs), PVCs are bound at once.
 //!
 //! Each kind has a pure planner (`plan_*`: objects in, actions and status out) and one reconciler
 //! in `controllers` that lists the children, calls the planner and applies its plan through
@@ -15,6 +15,7 @@ pub mod plan;
 pub mod pvc;
 pub mod replicaset;
 pub mod replication;
+pub mod statefulset;
 
 pub(super) use controllers::{Context, spawn};
 pub(super) use events::EventLog;
