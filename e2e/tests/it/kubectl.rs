@@ -293,6 +293,81 @@ fn deleting_an_owner_removes_its_children_and_a_namespace_its_contents() {
 }
 
 #[test]
+fn apply_prune_with_its_default_allowlist_removes_what_the_manifests_drop() {
+    let k = Keelson::up_with(&["--no-controllers"]);
+    let labelled = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  labels: {{set: demo}}\ndata:\n  a: \"1\"\n"
+        )
+    };
+    let both = k.manifest("both.yaml", &format!("{}---\n{}", labelled("keep"), labelled("drop")));
+    k.ok(&["apply", "-f", &both]);
+    // kubectl maps every kind of its default prune list (Endpoints, ReplicationControllers,
+    // StatefulSets, CronJobs, Ingresses, PersistentVolumes...) before it prunes anything.
+    let one = k.manifest("one.yaml", &labelled("keep"));
+    let pruned = k.ok(&["apply", "--prune", "-l", "set=demo", "-f", &one]);
+    assert!(pruned.contains("configmap/drop pruned"), "{pruned}");
+    assert_eq!(
+        k.ok(&["get", "configmaps", "-l", "set=demo", "-o", "name"]).trim(),
+        "configmap/keep"
+    );
+}
+
+#[test]
+fn services_get_cluster_ips_and_node_ports_that_stay_theirs() {
+    let k = Keelson::up_with(&["--no-controllers"]);
+    assert_eq!(k.jsonpath("service", "kubernetes", "{.spec.clusterIP}"), "10.96.0.1");
+    let server = k.ok(&["config", "view", "-o", "jsonpath={.clusters[0].cluster.server}"]);
+    let api_port = server.rsplit(':').next().unwrap().to_owned();
+    assert_eq!(
+        k.jsonpath("endpoints", "kubernetes", "{.subsets[0].ports[0].port}"),
+        api_port,
+        "the kubernetes Endpoints point at this API server"
+    );
+
+    k.ok(&["create", "service", "nodeport", "web", "--tcp=80:8080"]);
+    let ip = k.jsonpath("service", "web", "{.spec.clusterIP}");
+    assert!(ip.starts_with("10.") && ip != "10.96.0.1", "{ip}");
+    let node_port: u16 = k.jsonpath("service", "web", "{.spec.ports[0].nodePort}").parse().unwrap();
+    assert!((30000..=32767).contains(&node_port));
+    let listed = k.ok(&["get", "service", "web"]);
+    assert!(
+        listed.contains("NodePort") && listed.contains(&format!("80:{node_port}/TCP")),
+        "{listed}"
+    );
+
+    // A replaced manifest that leaves the allocations out keeps them.
+    let manifest = k.manifest(
+        "web.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  type: NodePort\n  selector: {app: web}\n  ports:\n  - {port: 80, protocol: TCP, targetPort: 8080}\n",
+    );
+    k.ok(&["replace", "-f", &manifest]);
+    assert_eq!(k.jsonpath("service", "web", "{.spec.clusterIP}"), ip);
+    assert_eq!(k.jsonpath("service", "web", "{.spec.ports[0].nodePort}"), node_port.to_string());
+
+    let moved =
+        k.fails(&["patch", "service", "web", "-p", "{\"spec\":{\"clusterIP\":\"10.96.9.9\"}}"]);
+    assert!(moved.contains("may not change once set"), "{moved}");
+    let taken = k.fails(&[
+        "create",
+        "service",
+        "clusterip",
+        "other",
+        "--tcp=80",
+        &format!("--clusterip={ip}"),
+    ]);
+    assert!(taken.contains("provided IP is already allocated"), "{taken}");
+    k.ok(&["patch", "service", "web", "-p", "{\"spec\":{\"type\":\"ClusterIP\"}}"]);
+    assert_eq!(
+        k.jsonpath("service", "web", "{.spec.ports[0].nodePort}"),
+        "",
+        "node ports go with the type"
+    );
+    k.ok(&["create", "service", "clusterip", "headless", "--clusterip=None"]);
+    assert_eq!(k.jsonpath("service", "headless", "{.spec.clusterIPs[0]}"), "None");
+}
+
+#[test]
 fn a_restart_resumes_on_the_same_data_dir() {
     let mut k = Keelson::up();
     k.apply("kept.yaml", &config_map("kept", "default"));

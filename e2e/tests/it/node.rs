@@ -389,3 +389,104 @@ fn nodes_are_ready_with_leases_simulated_pods_honour_readiness_gates_and_claims_
     eventually(30, "the claim to bind", || k.jsonpath("pvc", "data", "{.status.phase}") == "Bound");
     assert_eq!(k.jsonpath("pvc", "data", "{.status.capacity.storage}"), "1Gi");
 }
+
+const STATEFUL_SET: &str = "apiVersion: v1
+kind: Service
+metadata:
+  name: db
+spec:
+  clusterIP: None
+  selector: {app: db}
+  ports: [{port: 5432}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  replicas: 3
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: db
+        image: postgres:16
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources:
+        requests: {storage: 1Gi}
+";
+
+#[test]
+fn a_statefulset_makes_ordered_pods_with_claims_and_rolls_from_the_top() {
+    let k = Keelson::up_with(&FAST);
+    k.apply("db.yaml", STATEFUL_SET);
+    k.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    assert_eq!(running_pods(&k, "app=db"), ["db-0", "db-1", "db-2"]);
+    assert_eq!(k.jsonpath("pod", "db-1", "{.spec.hostname}.{.spec.subdomain}"), "db-1.db");
+    let claims = k.ok(&["get", "pvc", "-o", "jsonpath={.items[*].metadata.name}"]);
+    assert_eq!(claims, "data-db-0 data-db-1 data-db-2");
+    assert_eq!(
+        k.jsonpath(
+            "pod",
+            "db-2",
+            "{.spec.volumes[?(@.name==\"data\")].persistentVolumeClaim.claimName}"
+        ),
+        "data-db-2"
+    );
+    // Pods came up one at a time, lowest ordinal first.
+    let started = |pod: &str| k.jsonpath("pod", pod, "{.metadata.creationTimestamp}");
+    assert!(started("db-0") <= started("db-1") && started("db-1") <= started("db-2"));
+
+    k.ok(&["set", "image", "statefulset/db", "db=postgres:17"]);
+    k.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    for pod in ["db-0", "db-1", "db-2"] {
+        assert_eq!(k.jsonpath("pod", pod, "{.spec.containers[0].image}"), "postgres:17");
+    }
+    assert_eq!(
+        k.jsonpath("statefulset", "db", "{.status.currentRevision}"),
+        k.jsonpath("statefulset", "db", "{.status.updateRevision}")
+    );
+    let described = k.ok(&["describe", "statefulset", "db"]);
+    for event in [
+        "create Claim data-db-0 Pod db-0 in StatefulSet db success",
+        "delete Pod db-2 in StatefulSet db successful",
+    ] {
+        assert!(described.contains(event), "no {event:?} in:\n{described}");
+    }
+
+    k.ok(&["scale", "statefulset/db", "--replicas=1"]);
+    eventually(30, "only db-0 left", || running_pods(&k, "app=db") == ["db-0"]);
+    let claims = k.ok(&["get", "pvc", "-o", "jsonpath={.items[*].metadata.name}"]);
+    assert_eq!(claims, "data-db-0 data-db-1 data-db-2", "claims outlive the pods");
+}
+
+#[test]
+fn a_replication_controller_keeps_its_replicas() {
+    let k = Keelson::up_with(&FAST);
+    k.apply(
+        "rc.yaml",
+        "apiVersion: v1\nkind: ReplicationController\nmetadata:\n  name: old\nspec:\n  replicas: 2\n  template:\n    metadata:\n      labels: {app: old}\n    spec:\n      containers:\n      - name: c\n        image: busybox\n",
+    );
+    eventually(30, "two pods", || running_pods(&k, "app=old").len() == 2);
+    assert_eq!(k.jsonpath("rc", "old", "{.spec.selector.app}"), "old", "the selector is defaulted");
+    let victim = running_pods(&k, "app=old")[0].clone();
+    k.ok(&["delete", "pod", &victim]);
+    eventually(30, "a replacement", || {
+        let pods = running_pods(&k, "app=old");
+        pods.len() == 2 && !pods.contains(&victim)
+    });
+    k.ok(&["scale", "rc/old", "--replicas=1"]);
+    eventually(30, "one pod", || running_pods(&k, "app=old").len() == 1);
+    eventually(30, "the status to follow", || {
+        k.jsonpath("rc", "old", "{.status.replicas}/{.status.readyReplicas}") == "1/1"
+    });
+    assert!(k.ok(&["describe", "rc", "old"]).contains("replication-controller"));
+}

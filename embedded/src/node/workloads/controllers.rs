@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod, ReplicationController};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as MetaSelector;
@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 
 use super::events::EventLog;
 use super::plan::PlanEvent;
-use super::{daemonset, deployment, job, pvc, replicaset, replication};
+use super::{daemonset, deployment, job, pvc, replicaset, replication, statefulset};
 use crate::node::pods::is_controlled_by;
 use crate::selectors::LabelSelector;
 
@@ -63,6 +63,12 @@ pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .run(reconcile_replication_controller, retry, ctx.clone())
         .for_each(run("replicationcontroller"));
     tasks.push(tokio::spawn(rc));
+
+    let sets = Controller::new(Api::<StatefulSet>::all(client.clone()), all.clone())
+        .owns(Api::<Pod>::all(client.clone()), all.clone())
+        .run(reconcile_statefulset, retry, ctx.clone())
+        .for_each(run("statefulset"));
+    tasks.push(tokio::spawn(sets));
 
     let deploy = Controller::new(Api::<Deployment>::all(client.clone()), all.clone())
         .owns(Api::<ReplicaSet>::all(client.clone()), all.clone())
@@ -246,6 +252,75 @@ async fn reconcile_replication_controller(
     apply_pods(&ctx, &*rc, planned.plan.create, &planned.plan.delete).await?;
     write_status(&ctx.client, &*rc, rc.status.as_ref(), &planned.status).await?;
     Ok(after(planned.plan.requeue_after))
+}
+
+async fn reconcile_statefulset(set: Arc<StatefulSet>, ctx: Arc<Context>) -> Result<Action> {
+    if set.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let namespace = set.namespace().unwrap_or_default();
+    let selector = set.spec.as_ref().map(|s| &s.selector);
+    let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*set)).await?;
+    let claims_api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &namespace);
+    let claims = claims_api.list(&ListParams::default()).await?.items;
+    let plan = statefulset::plan_statefulset(&set, &pods, &claims, jiff::Timestamp::now());
+    // The plan's events line up with its actions: claims, then creations, then deletions.
+    let mut events = plan.events.iter();
+    let name = set.name_any();
+    let failed = |what: String, error: &kube::Error| {
+        let message = match error {
+            kube::Error::Api(status) => status.message.clone(),
+            other => other.to_string(),
+        };
+        PlanEvent::warning(
+            if what.starts_with("delete") { "FailedDelete" } else { "FailedCreate" },
+            format!("{what} in StatefulSet {name} failed error: {message}"),
+        )
+    };
+    for claim in &plan.create_claims {
+        let event = events.next();
+        match claims_api.create(&PostParams::default(), claim).await {
+            Ok(_) => {
+                if let Some(event) = event {
+                    record(&ctx, &*set, event).await;
+                }
+            }
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(error) => {
+                let what = format!("create Claim {}", claim.name_any());
+                record(&ctx, &*set, &failed(what, &error)).await;
+                return Err(error.into());
+            }
+        }
+    }
+    let pods_api: Api<Pod> = Api::namespaced(ctx.client.clone(), &namespace);
+    for pod in &plan.create {
+        let event = events.next();
+        if let Err(error) = pods_api.create(&PostParams::default(), pod).await {
+            record(&ctx, &*set, &failed(format!("create Pod {}", pod.name_any()), &error)).await;
+            return Err(error.into());
+        }
+        if let Some(event) = event {
+            record(&ctx, &*set, event).await;
+        }
+    }
+    for pod in &plan.delete {
+        let event = events.next();
+        match pods_api.delete(pod, &DeleteParams::default()).await {
+            Ok(_) => {
+                if let Some(event) = event {
+                    record(&ctx, &*set, event).await;
+                }
+            }
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(error) => {
+                record(&ctx, &*set, &failed(format!("delete Pod {pod}"), &error)).await;
+                return Err(error.into());
+            }
+        }
+    }
+    write_status(&ctx.client, &*set, set.status.as_ref(), &plan.status).await?;
+    Ok(after(plan.requeue_after))
 }
 
 async fn reconcile_deployment(d: Arc<Deployment>, ctx: Arc<Context>) -> Result<Action> {
