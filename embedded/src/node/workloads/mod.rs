@@ -1,11 +1,13 @@
 //! The workload controllers of the local node (what kube-controller-manager does on a cluster):
-//! ReplicaSets, Deployments, DaemonSets and Jobs make pods, PVCs are bound at once.
+//! ReplicaSets, Deployments, DaemonSets and Jobs make pods, CronJobs make Jobs on a schedule,
+//! PVCs are bound at once.
 //!
 //! Each kind has a pure planner (`plan_*`: objects in, actions and status out) and one reconciler
 //! in `controllers` that lists the children, calls the planner and applies its plan through
 //! the Kubernetes API.
 
 mod controllers;
+pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
 mod events;
