@@ -7,7 +7,8 @@
 //! extensions and `JAN`–`DEC`, `SUN`–`SAT` names), or one of the macros `@yearly`,
 //! `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight` and `@hourly`.
 //!
-//! Time zones come from jiff's bundled tz database, so the answer does not depend on the host.
+//! Time zones named in a spec come from jiff's bundled tz database, so the answer does not
+//! depend on the host; [`CronSchedule::with_time_zone`] takes a zone the caller already has.
 //!
 //! Across daylight saving changes, croner follows the wall clock of the zone: a time skipped
 //! when clocks go forward (02:30 in Europe/Berlin on 2026-03-29) fires once at the first
@@ -40,6 +41,13 @@ impl CronSchedule {
     /// every 400 years (expressions that match no date, such as `0 0 30 2 *`, are refused).
     pub fn parse(cron: &str, time_zone: &str) -> Result<Self, Problem> {
         Ok(Self { cron: parse_cron(cron)?, time_zone: parse_time_zone(time_zone)? })
+    }
+
+    /// Parses a cron expression read in a zone the caller already has, such as the host's
+    /// local zone (`TimeZone::system()`), which may have no IANA name; the error is at
+    /// `spec.cron`.
+    pub fn with_time_zone(cron: &str, time_zone: TimeZone) -> Result<Self, Problem> {
+        Ok(Self { cron: parse_cron(cron)?, time_zone })
     }
 
     /// The first time the schedule fires strictly after `after`; `None` if it never does again
@@ -290,6 +298,25 @@ mod tests {
             CronSchedule::parse("@daily", "Europe/Berlin").unwrap().time_zone().iana_name(),
             Some("Europe/Berlin")
         );
+    }
+
+    #[test]
+    fn with_time_zone_reads_the_expression_in_the_given_zone() {
+        let tokyo = jiff::tz::db().get("Asia/Tokyo").unwrap();
+        let schedule = CronSchedule::with_time_zone("0 9 * * *", tokyo).unwrap();
+        // 09:00 JST is 00:00 UTC.
+        assert_eq!(
+            schedule.next_after(ts("2026-01-01T12:00:00Z")),
+            Some(ts("2026-01-02T00:00:00Z"))
+        );
+        let fixed = TimeZone::fixed(jiff::tz::offset(-5));
+        let schedule = CronSchedule::with_time_zone("0 9 * * *", fixed).unwrap();
+        assert_eq!(
+            schedule.next_after(ts("2026-01-01T12:00:00Z")),
+            Some(ts("2026-01-01T14:00:00Z"))
+        );
+        let refused = CronSchedule::with_time_zone("61 * * * *", TimeZone::UTC).unwrap_err();
+        assert_eq!(refused.field, "spec.cron");
     }
 
     #[test]

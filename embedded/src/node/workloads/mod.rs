@@ -7,6 +7,7 @@
 //! the Kubernetes API.
 
 mod controllers;
+pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
 mod events;
