@@ -1,7 +1,10 @@
-//! Conversion of `batch/v1` `Job`, the one `batch` kind kubectl creates over protobuf that the
-//! server reads (`kubectl create job NAME --image=IMG -- CMD ARGS...`).
+//! Conversion of `batch/v1` `Job` and `CronJob`, the `batch` kinds kubectl creates over protobuf
+//! (`kubectl create job NAME --image=IMG -- CMD ARGS...`, `kubectl create job NAME
+//! --from=cronjob/CRON`, `kubectl create cronjob NAME --schedule=... --image=IMG`).
 
-use k8s_pb::api::batch::v1::{Job, JobSpec, JobStatus};
+use k8s_pb::api::batch::v1::{
+    CronJob, CronJobSpec, CronJobStatus, Job, JobSpec, JobStatus, JobTemplateSpec,
+};
 use serde_json::{Map, Value};
 
 use super::core::pod_template;
@@ -16,6 +19,50 @@ pub(crate) fn job(job: Job, ctx: &mut Ctx) -> Map<String, Value> {
     out.put("metadata", object_meta(metadata, ctx, "metadata"));
     out.put("spec", job_spec(spec.unwrap_or_default(), ctx, "spec"));
     out.put("status", Object::default());
+    out.into()
+}
+
+/// A `CronJob`; its status must be empty.
+pub(crate) fn cron_job(cron_job: CronJob, ctx: &mut Ctx) -> Map<String, Value> {
+    let CronJob { metadata, spec, status } = cron_job;
+    let CronJobStatus { active, last_schedule_time, last_successful_time } =
+        status.unwrap_or_default();
+    ctx.unmapped_entries("status", "active", &active);
+    ctx.unmapped_pointer("status", "lastScheduleTime", &last_schedule_time);
+    ctx.unmapped_pointer("status", "lastSuccessfulTime", &last_successful_time);
+    let mut out = Object::default();
+    out.put("metadata", object_meta(metadata, ctx, "metadata"));
+    out.put("spec", cron_job_spec(spec.unwrap_or_default(), ctx, "spec"));
+    out.put("status", Object::default());
+    out.into()
+}
+
+/// A `CronJobSpec`: its schedule, policies, limits and the template of its Jobs.
+fn cron_job_spec(spec: CronJobSpec, ctx: &mut Ctx, path: &str) -> Value {
+    let CronJobSpec {
+        schedule,
+        time_zone,
+        starting_deadline_seconds,
+        concurrency_policy,
+        suspend,
+        job_template,
+        successful_jobs_history_limit,
+        failed_jobs_history_limit,
+    } = spec;
+    let mut out = Object::default();
+    out.always("schedule", schedule);
+    out.pointer("timeZone", time_zone);
+    out.pointer("startingDeadlineSeconds", starting_deadline_seconds);
+    out.omitempty("concurrencyPolicy", concurrency_policy);
+    out.pointer("suspend", suspend);
+    let JobTemplateSpec { metadata, spec } = job_template.unwrap_or_default();
+    let template = join(path, "jobTemplate");
+    let mut job_template = Object::default();
+    job_template.put("metadata", object_meta(metadata, ctx, &join(&template, "metadata")));
+    job_template.put("spec", job_spec(spec.unwrap_or_default(), ctx, &join(&template, "spec")));
+    out.put("jobTemplate", job_template);
+    out.pointer("successfulJobsHistoryLimit", successful_jobs_history_limit);
+    out.pointer("failedJobsHistoryLimit", failed_jobs_history_limit);
     out.into()
 }
 

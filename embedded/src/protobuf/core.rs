@@ -160,8 +160,9 @@ pub(crate) fn pod_template(template: PodTemplateSpec, ctx: &mut Ctx, path: &str)
     out.into()
 }
 
-/// A `PodSpec`: containers and the scheduling defaults a server fills in; nothing that mounts,
-/// schedules or secures a pod beyond that.
+/// A `PodSpec`: containers, the scheduling defaults a server fills in and the ServiceAccount
+/// (which a template copied from a stored object carries); nothing that mounts, schedules or
+/// secures a pod beyond that.
 fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
     let PodSpec {
         volumes,
@@ -211,9 +212,6 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
     ctx.unmapped_entries(path, "initContainers", &init_containers);
     ctx.unmapped_entries(path, "ephemeralContainers", &ephemeral_containers);
     ctx.unmapped_pointer(path, "activeDeadlineSeconds", &active_deadline_seconds);
-    ctx.unmapped_value(path, "serviceAccountName", &service_account_name);
-    ctx.unmapped_value(path, "serviceAccount", &service_account);
-    ctx.unmapped_pointer(path, "automountServiceAccountToken", &automount_service_account_token);
     ctx.unmapped_value(path, "nodeName", &node_name);
     ctx.unmapped_value(path, "hostNetwork", &host_network);
     ctx.unmapped_value(path, "hostPID", &host_pid);
@@ -254,6 +252,9 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
     out.pointer("terminationGracePeriodSeconds", termination_grace_period_seconds);
     out.omitempty("dnsPolicy", dns_policy);
     out.entries("nodeSelector", node_selector);
+    out.omitempty("serviceAccountName", service_account_name);
+    out.omitempty("serviceAccount", service_account);
+    out.pointer("automountServiceAccountToken", automount_service_account_token);
     if let Some(context) = security_context {
         out.put(
             "securityContext",

@@ -35,7 +35,7 @@ mod tests;
 use k8s_pb::api::apps::v1::Deployment;
 use k8s_pb::api::authentication::v1::SelfSubjectReview;
 use k8s_pb::api::authorization::v1::{SelfSubjectAccessReview, SelfSubjectRulesReview};
-use k8s_pb::api::batch::v1::Job;
+use k8s_pb::api::batch::v1::{CronJob, Job};
 use k8s_pb::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
 use k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions;
 use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
@@ -113,6 +113,7 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
         ("v1", "Service") => convert::<Service>(&raw, &kind, core::service)?,
         ("apps/v1", "Deployment") => convert::<Deployment>(&raw, &kind, apps::deployment)?,
         ("batch/v1", "Job") => convert::<Job>(&raw, &kind, batch::job)?,
+        ("batch/v1", "CronJob") => convert::<CronJob>(&raw, &kind, batch::cron_job)?,
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
             convert::<SelfSubjectAccessReview>(&raw, &kind, reviews::access_review)?
         }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
-use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod, ReplicationController};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as MetaSelector;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
@@ -20,8 +20,8 @@ use serde_json::json;
 use tokio::task::JoinHandle;
 
 use super::events::EventLog;
-use super::plan::PlanEvent;
-use super::{daemonset, deployment, job, pvc, replicaset, replication, statefulset};
+use super::plan::{PlanEvent, merge_patch};
+use super::{cronjob, daemonset, deployment, job, pvc, replicaset, replication, statefulset};
 use crate::node::pods::is_controlled_by;
 use crate::selectors::LabelSelector;
 
@@ -81,6 +81,12 @@ pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .run(reconcile_job, retry, ctx.clone())
         .for_each(run("job"));
     tasks.push(tokio::spawn(jobs));
+
+    let cron_jobs = Controller::new(Api::<CronJob>::all(client.clone()), all.clone())
+        .owns(Api::<Job>::all(client.clone()), all.clone())
+        .run(reconcile_cronjob, retry, ctx.clone())
+        .for_each(run("cronjob"));
+    tasks.push(tokio::spawn(cron_jobs));
 
     let ds = Controller::new(Api::<DaemonSet>::all(client.clone()), all.clone())
         .owns(Api::<Pod>::all(client.clone()), all.clone());
@@ -156,11 +162,7 @@ where
             Ok(created) => created,
             Err(error) => {
                 // As upstream, the refusal is shown on the owner (a missing ServiceAccount...).
-                let message = match &error {
-                    kube::Error::Api(status) => status.message.clone(),
-                    other => other.to_string(),
-                };
-                let note = format!("Error creating: {message}");
+                let note = format!("Error creating: {}", api_message(&error));
                 record(ctx, owner, &PlanEvent::warning("FailedCreate", note)).await;
                 return Err(error.into());
             }
@@ -198,14 +200,24 @@ where
     if current == Some(status) {
         return Ok(());
     }
+    let to_value = |status| serde_json::to_value(status).unwrap_or_default();
+    let patch = merge_patch(&current.map(to_value).unwrap_or_default(), &to_value(status));
     let api: Api<K> = Api::namespaced(client.clone(), &owner.namespace().unwrap_or_default());
     api.patch_status(
         &owner.name_any(),
         &PatchParams::default(),
-        &Patch::Merge(json!({ "status": status })),
+        &Patch::Merge(json!({ "status": patch })),
     )
     .await?;
     Ok(())
+}
+
+/// What the API server said, for an event: a refusal's message, else the error.
+fn api_message(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => status.message.clone(),
+        other => other.to_string(),
+    }
 }
 
 async fn record<K: Resource<DynamicType = ()>>(ctx: &Context, owner: &K, event: &PlanEvent) {
@@ -268,10 +280,7 @@ async fn reconcile_statefulset(set: Arc<StatefulSet>, ctx: Arc<Context>) -> Resu
     let mut events = plan.events.iter();
     let name = set.name_any();
     let failed = |what: String, error: &kube::Error| {
-        let message = match error {
-            kube::Error::Api(status) => status.message.clone(),
-            other => other.to_string(),
-        };
+        let message = api_message(error);
         PlanEvent::warning(
             if what.starts_with("delete") { "FailedDelete" } else { "FailedCreate" },
             format!("{what} in StatefulSet {name} failed error: {message}"),
@@ -384,6 +393,43 @@ async fn reconcile_job(job: Arc<Job>, ctx: Arc<Context>) -> Result<Action> {
             .delete(&job.name_any(), &params)
             .await?;
         return Ok(Action::await_change());
+    }
+    Ok(after(plan.requeue_after))
+}
+
+async fn reconcile_cronjob(cron_job: Arc<CronJob>, ctx: Arc<Context>) -> Result<Action> {
+    if cron_job.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let namespace = cron_job.namespace().unwrap_or_default();
+    let jobs = controlled::<Job>(&ctx.client, &namespace, None, &uid(&*cron_job)).await?;
+    let plan = cronjob::plan_cronjob(&cron_job, &jobs, jiff::Timestamp::now());
+    let api: Api<Job> = Api::namespaced(ctx.client.clone(), &namespace);
+    for name in &plan.delete {
+        match api.delete(name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let mut events = plan.events.clone();
+    if let Some(new) = &plan.create {
+        match api.create(&PostParams::default(), new).await {
+            Ok(_) => {}
+            // A Job of that name that this CronJob does not control: that time is taken.
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                events.retain(|event| event.reason != "SuccessfulCreate");
+            }
+            Err(error) => {
+                let note = format!("Error creating job: {}", api_message(&error));
+                record(&ctx, &*cron_job, &PlanEvent::warning("FailedCreate", note)).await;
+                return Err(error.into());
+            }
+        }
+    }
+    write_status(&ctx.client, &*cron_job, cron_job.status.as_ref(), &plan.status).await?;
+    for event in &events {
+        record(&ctx, &*cron_job, event).await;
     }
     Ok(after(plan.requeue_after))
 }

@@ -1,6 +1,8 @@
-//! What the workload planners share: the events a reconcile records, and `IntOrString` limits.
+//! What the workload planners share: the events a reconcile records, `IntOrString` limits, and
+//! the merge patch that takes a stored status to a planned one.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde_json::{Map, Value};
 
 /// An event a planner asks its controller to record on the reconciled object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,9 +41,53 @@ pub fn int_or_percent(value: &IntOrString, total: i32, round_up: bool) -> Option
     Some(i32::try_from(scaled.max(0)).unwrap_or(i32::MAX))
 }
 
+/// The JSON merge patch (RFC 7386) that turns `current` into `new`: what changed, and `null` for
+/// what `new` no longer has. A planned status leaves out the counts that fell to zero (upstream's
+/// `omitempty`), so sending it as it is would leave the old counts in place.
+pub fn merge_patch(current: &Value, new: &Value) -> Value {
+    match (current, new) {
+        (Value::Object(current), Value::Object(new)) => {
+            let mut patch = Map::new();
+            for (key, value) in new {
+                match current.get(key) {
+                    Some(old) if old == value => {}
+                    Some(old) => {
+                        patch.insert(key.clone(), merge_patch(old, value));
+                    }
+                    None => {
+                        patch.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            for key in current.keys().filter(|key| !new.contains_key(*key)) {
+                patch.insert(key.clone(), Value::Null);
+            }
+            Value::Object(patch)
+        }
+        _ => new.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    #[test]
+    fn a_merge_patch_clears_what_the_new_status_left_out() {
+        let current =
+            json!({"active": 1, "succeeded": 0, "uncounted": {"a": [1], "b": [2]}, "same": 3});
+        let new = json!({"succeeded": 1, "uncounted": {"a": [1]}, "same": 3, "startTime": "t"});
+        let patch = merge_patch(&current, &new);
+        assert_eq!(
+            patch,
+            json!({"active": null, "succeeded": 1, "uncounted": {"b": null}, "startTime": "t"})
+        );
+        let mut patched = current.clone();
+        json_patch::merge(&mut patched, &patch);
+        assert_eq!(patched, new);
+    }
 
     #[test]
     fn percentages_round_as_asked_and_malformed_limits_are_none() {
