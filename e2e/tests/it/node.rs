@@ -490,3 +490,48 @@ fn a_replication_controller_keeps_its_replicas() {
     });
     assert!(k.ok(&["describe", "rc", "old"]).contains("replication-controller"));
 }
+
+#[test]
+fn a_cronjob_runs_its_latest_missed_time_on_resume_and_jobs_can_be_made_from_it() {
+    let k = Keelson::up_with(&FAST);
+    k.apply(
+        "tick.yaml",
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: tick\nspec:\n  schedule: '*/5 * * * *'\n  suspend: true\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n          containers:\n          - name: tick\n            image: busybox\n            command: [sh, -c, 'echo tick']\n",
+    );
+    // Suspended for the last quarter of an hour: resuming runs the latest time it missed.
+    let long_ago = jiff::Timestamp::now() - jiff::SignedDuration::from_mins(15);
+    let status = format!(
+        "{{\"status\":{{\"lastScheduleTime\":\"{}\"}}}}",
+        long_ago.strftime("%Y-%m-%dT%H:%M:%SZ")
+    );
+    k.ok(&["patch", "cronjob", "tick", "--subresource=status", "--type=merge", "-p", &status]);
+    k.ok(&["patch", "cronjob", "tick", "-p", "{\"spec\":{\"suspend\":false}}"]);
+    let jobs = || {
+        k.ok(&["get", "jobs", "-o", "jsonpath={.items[*].metadata.name}"])
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    eventually(30, "one job for the latest missed time", || jobs().len() == 1);
+    let job = jobs().remove(0);
+    let minutes: i64 = job.strip_prefix("tick-").unwrap().parse().unwrap();
+    assert_eq!(minutes % 5, 0, "{job} is named after a scheduled minute");
+    k.ok(&["wait", "--for=condition=Complete", &format!("job/{job}"), "--timeout=30s"]);
+    assert_eq!(k.ok(&["logs", &format!("job/{job}")]).trim(), "tick");
+    eventually(30, "the last schedule to move", || {
+        k.jsonpath("cronjob", "tick", "{.status.lastScheduleTime}")
+            .parse::<jiff::Timestamp>()
+            .is_ok_and(|t| t.as_second() == minutes * 60)
+    });
+    assert!(k.ok(&["describe", "cronjob", "tick"]).contains(&format!("Created job {job}")));
+
+    // kubectl's typed client sends the Job it builds from the CronJob's template in protobuf.
+    k.ok(&["create", "job", "by-hand", "--from=cronjob/tick"]);
+    k.ok(&["wait", "--for=condition=Complete", "job/by-hand", "--timeout=30s"]);
+    assert_eq!(k.jsonpath("job", "by-hand", "{.metadata.ownerReferences[0].name}"), "tick");
+    assert_eq!(
+        k.jsonpath("job", "by-hand", "{.status.active}"),
+        "",
+        "a finished Job has none active"
+    );
+}
