@@ -441,6 +441,13 @@ fn a_statefulset_makes_ordered_pods_with_claims_and_rolls_from_the_top() {
         ),
         "data-db-2"
     );
+    // The headless Service's Endpoints list the pods, each with its hostname.
+    eventually(30, "three ready endpoints", || {
+        k.jsonpath("endpoints", "db", "{.subsets[0].addresses[*].hostname}") == "db-0 db-1 db-2"
+    });
+    assert_eq!(k.jsonpath("endpoints", "db", "{.subsets[0].ports[0].port}"), "5432");
+    let pod_ip = k.jsonpath("pod", "db-0", "{.status.podIP}");
+    assert!(k.ok(&["describe", "service", "db"]).contains(&format!("{pod_ip}:5432")));
     // Pods came up one at a time, lowest ordinal first.
     let started = |pod: &str| k.jsonpath("pod", pod, "{.metadata.creationTimestamp}");
     assert!(started("db-0") <= started("db-1") && started("db-1") <= started("db-2"));
@@ -464,6 +471,9 @@ fn a_statefulset_makes_ordered_pods_with_claims_and_rolls_from_the_top() {
 
     k.ok(&["scale", "statefulset/db", "--replicas=1"]);
     eventually(30, "only db-0 left", || running_pods(&k, "app=db") == ["db-0"]);
+    eventually(30, "one endpoint left", || {
+        k.jsonpath("endpoints", "db", "{.subsets[*].addresses[*].hostname}") == "db-0"
+    });
     let claims = k.ok(&["get", "pvc", "-o", "jsonpath={.items[*].metadata.name}"]);
     assert_eq!(claims, "data-db-0 data-db-1 data-db-2", "claims outlive the pods");
 }

@@ -4,7 +4,7 @@
 //! `table::computed` (see its docs for the list).
 
 use k8s_openapi::api::{
-    apps, authentication, authorization, batch, coordination, core, events, networking,
+    apps, authentication, authorization, batch, coordination, core, discovery, events, networking,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -494,6 +494,15 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("coordination.k8s.io", "leases", "lease", "Lease", true)
             .cols(vec![col("Holder", "string", ".spec.holderIdentity", "The holder of the lease."), age()])
             .with_schema(schema_for::<coordination::v1::Lease>()),
+        // discovery.k8s.io/v1: written by the local node's endpoints controller.
+        res("discovery.k8s.io", "endpointslices", "endpointslice", "EndpointSlice", true)
+            .cols(vec![
+                col("AddressType", "string", ".addressType", "The type of the addresses."),
+                col("Ports", "string", "computed:slice-ports", "The ports of the endpoints."),
+                col("Endpoints", "string", "computed:slice-endpoints", "The addresses of the endpoints."),
+                age(),
+            ])
+            .with_schema(schema_for::<discovery::v1::EndpointSlice>()),
         // Reviews: created only, answered at once, never stored (see `server::reviews`).
         res("authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", false)
             .create_only()

@@ -43,6 +43,7 @@ fn builtins_have_scope_short_names_and_subresources() {
         ("apps", "statefulsets", "StatefulSet", true, &["sts"], &["status", "scale"], true),
         ("batch", "cronjobs", "CronJob", true, &["cj"], &["status"], true),
         ("networking.k8s.io", "ingresses", "Ingress", true, &["ing"], &["status"], false),
+        ("discovery.k8s.io", "endpointslices", "EndpointSlice", true, &[], &[], false),
         ("events.k8s.io", "events", "Event", true, &["ev"], &[], false),
         ("apps", "deployments", "Deployment", true, &["deploy"], &["status", "scale"], true),
         ("apps", "daemonsets", "DaemonSet", true, &["ds"], &["status"], true),
@@ -145,6 +146,10 @@ fn builtin_printer_columns_mirror_kubectl() {
     assert_eq!(visible("coordination.k8s.io", "leases"), ["HOLDER", "AGE"]);
     assert_eq!(visible("", "serviceaccounts"), ["SECRETS", "AGE"]);
     assert_eq!(visible("", "endpoints"), ["ENDPOINTS", "AGE"]);
+    assert_eq!(
+        visible("discovery.k8s.io", "endpointslices"),
+        ["ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]
+    );
     assert_eq!(
         visible("", "persistentvolumes"),
         [

@@ -135,6 +135,7 @@ fn legacy_documents() {
             "networking.k8s.io",
             "apiextensions.k8s.io",
             "coordination.k8s.io",
+            "discovery.k8s.io",
             "authorization.k8s.io",
             "authentication.k8s.io",
             "alpha.example.com",

@@ -75,6 +75,7 @@ fn index_lists_every_group_version() {
             "apis/authorization.k8s.io/v1",
             "apis/batch/v1",
             "apis/coordination.k8s.io/v1",
+            "apis/discovery.k8s.io/v1",
             "apis/events.k8s.io/v1",
             "apis/networking.k8s.io/v1",
             "apis/serving.keelson.dev/v1alpha1",

@@ -313,8 +313,8 @@ fn services() -> ResourceInfo {
     builtin_resource("", "services").expect("services are built in")
 }
 
-/// Creates or refreshes the `default/kubernetes` Service and its Endpoints so that they point at
-/// the API server listening on `addr` (its port may change between runs).
+/// Creates or refreshes the `default/kubernetes` Service, its Endpoints and EndpointSlice so that
+/// they point at the API server listening on `addr` (its port may change between runs).
 pub(crate) async fn ensure_kubernetes(store: &Store, addr: SocketAddr) -> Result<(), StoreError> {
     let ip = match addr.ip() {
         IpAddr::V4(ip) if ip.is_unspecified() => Ipv4Addr::LOCALHOST.to_string(),
@@ -349,25 +349,38 @@ pub(crate) async fn ensure_kubernetes(store: &Store, addr: SocketAddr) -> Result
             "ports": [{ "name": "https", "port": port, "protocol": "TCP" }],
         }],
     });
-    put(store, &services(), service, "spec").await?;
+    let slice = json!({
+        "metadata": {
+            "name": "kubernetes",
+            "labels": { "kubernetes.io/service-name": "kubernetes" },
+        },
+        "addressType": "IPv4",
+        "endpoints": [{ "addresses": [ip], "conditions": { "ready": true } }],
+        "ports": [{ "name": "https", "port": port, "protocol": "TCP" }],
+    });
+    put(store, &services(), service, &["spec"]).await?;
     let info = builtin_resource("", "endpoints").expect("endpoints are built in");
-    put(store, &info, endpoints, "subsets").await
+    put(store, &info, endpoints, &["subsets"]).await?;
+    let info = builtin_resource("discovery.k8s.io", "endpointslices").expect("slices are built in");
+    put(store, &info, slice, &["endpoints", "ports"]).await
 }
 
-/// Stores `object` in `default`, or replaces the stored one's `field` when it differs.
+/// Stores `object` in `default`, or replaces the stored one's `fields` when they differ.
 async fn put(
     store: &Store,
     info: &ResourceInfo,
     object: Value,
-    field: &str,
+    fields: &[&str],
 ) -> Result<(), StoreError> {
     let name = meta_str(&object, "name").unwrap_or_default().to_owned();
     let key = object_key(info, "default", &name);
     match store.get(&key) {
-        Some(entry) if entry.object[field] == object[field] => Ok(()),
+        Some(entry) if fields.iter().all(|f| entry.object[*f] == object[*f]) => Ok(()),
         Some(entry) => {
             let mut updated = (*entry.object).clone();
-            updated[field] = object[field].clone();
+            for field in fields {
+                updated[*field] = object[*field].clone();
+            }
             let op = WriteOp::Update { key, expected_revision: entry.revision, object: updated };
             match store.write(op).await {
                 Ok(_) | Err(StoreError::Conflict { .. }) => Ok(()),

@@ -16,6 +16,7 @@
 //! | `job-template-containers`, `job-template-images`, `job-template-selector` | a CronJob's job template cells |
 //! | `service-cluster-ip`, `service-external-ip`, `service-ports` | service cells |
 //! | `endpoints` | up to three `ip:port` pairs, then `+ N more...` |
+//! | `slice-ports`, `slice-endpoints` | an EndpointSlice's port numbers, and up to three addresses, then `+ N more...` |
 //! | `ingress-hosts`, `ingress-address`, `ingress-ports` | ingress cells |
 //! | `configmap-data`, `secret-data`, `serviceaccount-secrets` | entry counts |
 //! | `node-status`, `node-roles`, `node-address:<Type>` | `Ready,SchedulingDisabled`, roles, first address of a type |
@@ -217,6 +218,20 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
             json!(or(&formatted, "<none>"))
         }
         "endpoints" => json!(endpoints(o)),
+        "slice-ports" => {
+            let ports: Vec<String> =
+                list(o, "ports").iter().map(|p| int(p, "port").to_string()).collect();
+            json!(or(&ports.join(","), "<unset>"))
+        }
+        "slice-endpoints" => {
+            let addresses: Vec<String> = list(o, "endpoints")
+                .iter()
+                .flat_map(|e| list(e, "addresses"))
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect();
+            json!(or(&first_of(addresses), "<unset>"))
+        }
         "ingress-hosts" => {
             let hosts: Vec<&str> = list(o, "spec.rules")
                 .iter()
@@ -418,7 +433,6 @@ fn access_modes(modes: &[Value]) -> String {
 /// kubectl's `formatEndpoints`: `ip:port` for each address and port of each subset, the first
 /// three shown, then `+ N more...`; `<none>` when there are none.
 fn endpoints(o: &Value) -> String {
-    const SHOWN: usize = 3;
     let mut pairs = Vec::new();
     for subset in list(o, "subsets") {
         let ports = list(subset, "ports");
@@ -430,10 +444,15 @@ fn endpoints(o: &Value) -> String {
             pairs.extend(ports.iter().map(|port| format!("{ip}:{}", int(port, "port"))));
         }
     }
-    match pairs.len() {
-        0 => "<none>".into(),
-        n if n > SHOWN => format!("{} + {} more...", pairs[..SHOWN].join(","), n - SHOWN),
-        _ => pairs.join(","),
+    or(&first_of(pairs), "<none>")
+}
+
+/// The first three items, then `+ N more...`, as kubectl shortens endpoint lists.
+fn first_of(items: Vec<String>) -> String {
+    const SHOWN: usize = 3;
+    match items.len() {
+        n if n > SHOWN => format!("{} + {} more...", items[..SHOWN].join(","), n - SHOWN),
+        _ => items.join(","),
     }
 }
 

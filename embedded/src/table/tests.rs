@@ -311,6 +311,18 @@ fn rows_of_the_kinds_served_for_apply_prune() {
         "10.244.0.1:80,10.244.0.1:443,10.244.0.2:80 + 1 more..."
     );
     assert_eq!(row("", "endpoints", &json!({"metadata": {"name": "e"}}))[1], "<none>");
+    let slice = json!({"metadata": {"name": "web-0"}, "addressType": "IPv4",
+        "ports": [{"port": 80}, {"port": 443}],
+        "endpoints": [{"addresses": ["10.244.0.1"]}, {"addresses": ["10.244.0.2"]}]});
+    assert_eq!(
+        row("discovery.k8s.io", "endpointslices", &slice)[1..4],
+        [json!("IPv4"), json!("80,443"), json!("10.244.0.1,10.244.0.2")]
+    );
+    let empty = json!({"metadata": {"name": "web-0"}, "addressType": "IPv4", "endpoints": []});
+    assert_eq!(
+        row("discovery.k8s.io", "endpointslices", &empty)[2..4],
+        [json!("<unset>"), json!("<unset>")]
+    );
 
     let volume = json!({"metadata": {"name": "pv1"},
         "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce", "ReadOnlyMany"],

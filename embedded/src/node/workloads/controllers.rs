@@ -7,8 +7,13 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod, ReplicationController};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as MetaSelector;
+use k8s_openapi::api::core::v1::{
+    Endpoints, Node, PersistentVolumeClaim, Pod, ReplicationController, Service,
+};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    LabelSelector as MetaSelector, OwnerReference,
+};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
@@ -21,7 +26,9 @@ use tokio::task::JoinHandle;
 
 use super::events::EventLog;
 use super::plan::{PlanEvent, merge_patch};
-use super::{cronjob, daemonset, deployment, job, pvc, replicaset, replication, statefulset};
+use super::{
+    cronjob, daemonset, deployment, endpoints, job, pvc, replicaset, replication, statefulset,
+};
 use crate::node::pods::is_controlled_by;
 use crate::selectors::LabelSelector;
 
@@ -98,6 +105,27 @@ pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .run(reconcile_daemonset, retry, ctx.clone())
         .for_each(run("daemonset"));
     tasks.push(tokio::spawn(ds));
+
+    let services = Controller::new(Api::<Service>::all(client.clone()), all.clone())
+        .owns(Api::<Endpoints>::all(client.clone()), all.clone())
+        .owns(Api::<EndpointSlice>::all(client.clone()), all.clone());
+    let selecting = services.store();
+    let services = services
+        .watches(Api::<Pod>::all(client.clone()), all.clone(), move |pod| {
+            selecting
+                .state()
+                .into_iter()
+                .filter(|service| service.metadata.namespace == pod.metadata.namespace)
+                .filter(|service| {
+                    let selector = service.spec.as_ref().and_then(|s| s.selector.as_ref());
+                    selector.is_some_and(|s| !s.is_empty() && endpoints::selects(s, &pod))
+                })
+                .map(|service| ObjectRef::from_obj(&*service))
+                .collect::<Vec<_>>()
+        })
+        .run(reconcile_service, retry, ctx.clone())
+        .for_each(run("endpoints"));
+    tasks.push(tokio::spawn(services));
 
     let claims = Controller::new(Api::<PersistentVolumeClaim>::all(client), all)
         .run(reconcile_claim, retry, ctx)
@@ -449,6 +477,85 @@ async fn reconcile_daemonset(ds: Arc<DaemonSet>, ctx: Arc<Context>) -> Result<Ac
     }
     write_status(&ctx.client, &*ds, ds.status.as_ref(), &plan.status).await?;
     Ok(after(plan.requeue_after))
+}
+
+/// Keeps a selecting Service's Endpoints and EndpointSlices in step with its pods. They are
+/// owned by the Service, so that they go with it (upstream's controllers delete them
+/// themselves).
+async fn reconcile_service(service: Arc<Service>, ctx: Arc<Context>) -> Result<Action> {
+    if service.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let namespace = service.namespace().unwrap_or_default();
+    let Some(selector) = service.spec.as_ref().and_then(|s| s.selector.clone()) else {
+        return Ok(Action::await_change());
+    };
+    let selector = MetaSelector { match_labels: Some(selector), match_expressions: None };
+    let selector =
+        LabelSelector::from_metav1(&selector).map_err(|e| Error::Selector(e.to_string()))?;
+    let pods = Api::<Pod>::namespaced(ctx.client.clone(), &namespace)
+        .list(&ListParams::default().labels(&selector.to_string()))
+        .await?
+        .items;
+    let (Some(endpoints), Some(slices)) = (
+        endpoints::plan_endpoints(&service, &pods),
+        endpoints::plan_endpoint_slices(&service, &pods),
+    ) else {
+        return Ok(Action::await_change());
+    };
+    let owner = crate::node::pods::controller_reference("v1", "Service", &service.metadata);
+    let same = |a: &Endpoints, b: &Endpoints| a.subsets == b.subsets;
+    put(&ctx.client, &namespace, endpoints, &owner, same).await?;
+    let slices_api: Api<EndpointSlice> = Api::namespaced(ctx.client.clone(), &namespace);
+    let label = format!("{}={}", endpoints::SERVICE_NAME_LABEL, service.name_any());
+    let existing = slices_api.list(&ListParams::default().labels(&label)).await?.items;
+    let names: Vec<String> = slices.iter().map(|s| s.name_any()).collect();
+    for stale in existing.iter().filter(|s| !names.contains(&s.name_any())) {
+        match slices_api.delete(&stale.name_any(), &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    for slice in slices {
+        let same =
+            |a: &EndpointSlice, b: &EndpointSlice| a.endpoints == b.endpoints && a.ports == b.ports;
+        put(&ctx.client, &namespace, slice, &owner, same).await?;
+    }
+    Ok(Action::await_change())
+}
+
+/// Creates `wanted` owned by `owner`, or replaces the stored object when it differs from it in
+/// its labels or as `same` compares them.
+async fn put<K>(
+    client: &Client,
+    namespace: &str,
+    mut wanted: K,
+    owner: &OwnerReference,
+    same: impl Fn(&K, &K) -> bool,
+) -> Result<()>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + std::fmt::Debug,
+{
+    wanted.meta_mut().owner_references = Some(vec![owner.clone()]);
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    let name = wanted.name_any();
+    match api.get_opt(&name).await? {
+        Some(current)
+            if same(&current, &wanted) && current.meta().labels == wanted.meta().labels => {}
+        Some(current) => {
+            wanted.meta_mut().resource_version = current.meta().resource_version.clone();
+            api.replace(&name, &PostParams::default(), &wanted).await?;
+        }
+        None => {
+            api.create(&PostParams::default(), &wanted).await?;
+        }
+    }
+    Ok(())
 }
 
 async fn reconcile_claim(claim: Arc<PersistentVolumeClaim>, ctx: Arc<Context>) -> Result<Action> {
