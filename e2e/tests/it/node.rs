@@ -388,6 +388,37 @@ fn nodes_are_ready_with_leases_simulated_pods_honour_readiness_gates_and_claims_
     );
     eventually(30, "the claim to bind", || k.jsonpath("pvc", "data", "{.status.phase}") == "Bound");
     assert_eq!(k.jsonpath("pvc", "data", "{.status.capacity.storage}"), "1Gi");
+    // Its volume was provisioned for it, and goes with it.
+    let volume = k.jsonpath("pvc", "data", "{.spec.volumeName}");
+    let listed = k.ok(&["get", "pv", &volume]);
+    assert!(listed.contains("Delete") && listed.contains("default/data"), "{listed}");
+    eventually(30, "the volume to be bound", || {
+        k.jsonpath("pv", &volume, "{.status.phase}") == "Bound"
+    });
+
+    // A volume made by hand is Available, bound by the claim naming it, Released after it.
+    k.apply(
+        "manual.yaml",
+        "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: manual\nspec:\n  capacity: {storage: 2Gi}\n  accessModes: [ReadWriteOnce]\n  hostPath: {path: /srv/manual}\n",
+    );
+    eventually(30, "the volume to be available", || {
+        k.jsonpath("pv", "manual", "{.status.phase}") == "Available"
+    });
+    k.apply(
+        "static.yaml",
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: static\nspec:\n  volumeName: manual\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests: {storage: 1Gi}\n",
+    );
+    eventually(30, "the claim to take it", || {
+        k.jsonpath("pv", "manual", "{.status.phase}/{.spec.claimRef.name}") == "Bound/static"
+    });
+    assert_eq!(k.jsonpath("pvc", "static", "{.status.capacity.storage}"), "2Gi");
+    k.ok(&["delete", "pvc", "data", "static"]);
+    eventually(30, "the provisioned volume to go", || {
+        k.kubectl(&["get", "pv", &volume]).status.code() == Some(1)
+    });
+    eventually(30, "the kept volume to be released", || {
+        k.jsonpath("pv", "manual", "{.status.phase}") == "Released"
+    });
 }
 
 const STATEFUL_SET: &str = "apiVersion: v1

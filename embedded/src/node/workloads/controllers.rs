@@ -8,7 +8,7 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{
-    Endpoints, Node, PersistentVolumeClaim, Pod, ReplicationController, Service,
+    Endpoints, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
 };
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
@@ -127,10 +127,24 @@ pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .for_each(run("endpoints"));
     tasks.push(tokio::spawn(services));
 
-    let claims = Controller::new(Api::<PersistentVolumeClaim>::all(client), all)
-        .run(reconcile_claim, retry, ctx)
+    let claims = Controller::new(Api::<PersistentVolumeClaim>::all(client.clone()), all.clone())
+        .run(reconcile_claim, retry, ctx.clone())
         .for_each(run("persistentvolumeclaim"));
     tasks.push(tokio::spawn(claims));
+
+    // A volume's phase follows its claim, so a claim's change (its deletion too) wakes it.
+    let volumes = Controller::new(Api::<PersistentVolume>::all(client.clone()), all.clone())
+        .watches(Api::<PersistentVolumeClaim>::all(client), all, |claim| {
+            claim
+                .spec
+                .as_ref()
+                .and_then(|s| s.volume_name.clone())
+                .filter(|name| !name.is_empty())
+                .map(|name| ObjectRef::<PersistentVolume>::new(&name))
+        })
+        .run(reconcile_volume, retry, ctx)
+        .for_each(run("persistentvolume"));
+    tasks.push(tokio::spawn(volumes));
     tasks
 }
 
@@ -559,7 +573,27 @@ where
 }
 
 async fn reconcile_claim(claim: Arc<PersistentVolumeClaim>, ctx: Arc<Context>) -> Result<Action> {
-    let Some(binding) = pvc::bind(&claim) else { return Ok(Action::await_change()) };
+    if claim.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let volumes: Api<PersistentVolume> = Api::all(ctx.client.clone());
+    let named = claim.spec.as_ref().and_then(|s| s.volume_name.clone()).filter(|n| !n.is_empty());
+    let uid = uid(&*claim);
+    let volume = volumes.get_opt(&named.unwrap_or_else(|| format!("pvc-{uid}"))).await?;
+    let Some(binding) = pvc::bind(&claim, volume.as_ref()) else {
+        return Ok(Action::await_change());
+    };
+    if let Some(new) = &binding.provision {
+        match volumes.create(&PostParams::default(), new).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if let Some(reference) = &binding.claim_ref {
+        let patch = json!({ "spec": { "claimRef": reference } });
+        volumes.patch(&binding.volume_name, &PatchParams::default(), &Patch::Merge(patch)).await?;
+    }
     let api: Api<PersistentVolumeClaim> =
         Api::namespaced(ctx.client.clone(), &claim.namespace().unwrap_or_default());
     let name = claim.name_any();
@@ -567,6 +601,35 @@ async fn reconcile_claim(claim: Arc<PersistentVolumeClaim>, ctx: Arc<Context>) -
     api.patch(&name, &PatchParams::default(), &Patch::Merge(spec)).await?;
     let status = json!({ "status": binding.status });
     api.patch_status(&name, &PatchParams::default(), &Patch::Merge(status)).await?;
+    Ok(Action::await_change())
+}
+
+async fn reconcile_volume(volume: Arc<PersistentVolume>, ctx: Arc<Context>) -> Result<Action> {
+    let reference = volume.spec.as_ref().and_then(|s| s.claim_ref.as_ref());
+    let claim = match reference.and_then(|r| Some((r.namespace.as_deref()?, r.name.as_deref()?))) {
+        Some((namespace, name)) => {
+            Api::<PersistentVolumeClaim>::namespaced(ctx.client.clone(), namespace)
+                .get_opt(name)
+                .await?
+        }
+        None => None,
+    };
+    let api: Api<PersistentVolume> = Api::all(ctx.client.clone());
+    match pvc::volume_step(&volume, claim.as_ref()) {
+        pvc::VolumeStep::Phase(phase) => {
+            let status = json!({ "status": { "phase": phase } });
+            api.patch_status(&volume.name_any(), &PatchParams::default(), &Patch::Merge(status))
+                .await?;
+        }
+        pvc::VolumeStep::Delete => {
+            match api.delete(&volume.name_any(), &DeleteParams::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(e)) if e.code == 404 => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        pvc::VolumeStep::Nothing => {}
+    }
     Ok(Action::await_change())
 }
 

@@ -1,7 +1,7 @@
 //! The workload controllers of the local node (what kube-controller-manager does on a cluster):
 //! ReplicaSets, ReplicationControllers, Deployments, DaemonSets, StatefulSets, Jobs and CronJobs
 //! make pods (CronJobs make Jobs), Services get the Endpoints of the pods they select, PVCs are
-//! bound at once.
+//! bound at once to volumes provisioned for them.
 //!
 //! Each kind has a pure planner (`plan_*`: objects in, actions and status out) and one reconciler
 //! in `controllers` that lists the children, calls the planner and applies its plan through
