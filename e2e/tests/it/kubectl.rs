@@ -368,6 +368,46 @@ fn services_get_cluster_ips_and_node_ports_that_stay_theirs() {
 }
 
 #[test]
+fn every_namespace_publishes_the_ca_of_the_kubeconfig() {
+    let k = Keelson::up_with(&["--no-controllers"]);
+    k.ok(&["create", "namespace", "team"]);
+    let published = k.ok(&[
+        "get",
+        "configmap",
+        "kube-root-ca.crt",
+        "-n",
+        "team",
+        "-o",
+        "jsonpath={.data.ca\\.crt}",
+    ]);
+    let trusted = k.ok(&[
+        "config",
+        "view",
+        "--raw",
+        "-o",
+        "jsonpath={.clusters[0].cluster.certificate-authority-data}",
+    ]);
+    use base64::Engine as _;
+    let decoded = base64::engine::general_purpose::STANDARD.decode(trusted.trim()).unwrap();
+    let decoded = String::from_utf8(decoded).unwrap();
+    assert!(published.starts_with("-----BEGIN CERTIFICATE-----"), "{published}");
+    assert_eq!(published.trim(), decoded.trim());
+    let everywhere = k.ok(&[
+        "get",
+        "configmaps",
+        "-A",
+        "--field-selector=metadata.name=kube-root-ca.crt",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(
+        everywhere.lines().count(),
+        5,
+        "default, kube-system, kube-public, kube-node-lease, team:\n{everywhere}"
+    );
+}
+
+#[test]
 fn a_restart_resumes_on_the_same_data_dir() {
     let mut k = Keelson::up();
     k.apply("kept.yaml", &config_map("kept", "default"));

@@ -15,6 +15,7 @@ mod query;
 mod read;
 mod registry;
 mod reviews;
+mod root_ca;
 mod service_accounts;
 mod services;
 pub mod tls;
@@ -113,6 +114,8 @@ pub(crate) struct ApiState {
     snapshots: Arc<Mutex<VecDeque<Snapshot>>>,
     /// Hands out Services' cluster IPs and node ports.
     pub(crate) services: services::Allocator,
+    /// The CA certificate every namespace publishes (`kube-root-ca.crt`).
+    pub(crate) ca_pem: Arc<str>,
 }
 
 /// How many revisions' snapshots are kept for continue tokens.
@@ -200,6 +203,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     registry.refresh(&store);
     write::ensure_default_namespaces(&store).await?;
     service_accounts::ensure_every_default(&store).await?;
+    root_ca::publish_everywhere(&store, &credentials.ca_pem).await?;
     let state = ApiState {
         store: store.clone(),
         registry,
@@ -207,6 +211,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         token: credentials.token.clone().into(),
         snapshots: Arc::default(),
         services: services::Allocator::default(),
+        ca_pem: credentials.ca_pem.clone().into(),
     };
     gc::spawn(store.clone(), state.registry.clone());
     let app = router(state);

@@ -35,14 +35,17 @@ pub(crate) async fn ensure_default(store: &Store, namespace: &str) -> Result<(),
     }
 }
 
+/// The names of the stored namespaces.
+pub(crate) fn namespace_names(store: &Store) -> Vec<String> {
+    let namespaces = builtin_resource("", "namespaces").expect("namespaces are built in");
+    let snapshot = store.list(&resource_prefix(&namespaces));
+    snapshot.entries().filter_map(|e| meta_str(&e.object, "name").map(str::to_owned)).collect()
+}
+
 /// Gives every stored namespace its `default` ServiceAccount (namespaces made before accounts
 /// were created with them, and the system namespaces).
 pub(crate) async fn ensure_every_default(store: &Store) -> Result<(), StoreError> {
-    let namespaces = builtin_resource("", "namespaces").expect("namespaces are built in");
-    let snapshot = store.list(&resource_prefix(&namespaces));
-    let names: Vec<String> =
-        snapshot.entries().filter_map(|e| meta_str(&e.object, "name").map(str::to_owned)).collect();
-    for name in names {
+    for name in namespace_names(store) {
         ensure_default(store, &name).await?;
     }
     Ok(())

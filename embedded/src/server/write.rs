@@ -22,8 +22,8 @@ use super::objects::{
 };
 use super::paths::{object_key, resource_prefix};
 use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
-use super::service_accounts;
 use super::{ApiState, ResourceRequest};
+use super::{root_ca, service_accounts};
 
 /// How often a patch is retried when another writer got in between.
 const PATCH_ATTEMPTS: usize = 5;
@@ -203,6 +203,9 @@ async fn create_object(
         service_accounts::ensure_default(&state.store, &name).await.map_err(|e| {
             ApiError::from_store(e, "", "serviceaccounts", service_accounts::DEFAULT)
         })?;
+        root_ca::publish(&state.store, &name, &state.ca_pem)
+            .await
+            .map_err(|e| ApiError::from_store(e, "", "configmaps", root_ca::NAME))?;
     }
     Ok(respond(info, StatusCode::CREATED, &written.object, Some(written.json), &admitted.warnings))
 }
