@@ -266,6 +266,8 @@ fn a_daemonset_lands_on_matching_nodes_and_follows_new_ones() {
     });
     // The update strategy is defaulted, which kubectl rollout status needs.
     k.ok(&["rollout", "status", "daemonset/agent", "--timeout=30s"]);
+    let history = k.ok(&["rollout", "history", "daemonset/agent"]);
+    assert!(history.contains("\n1 "), "its template is revision 1:\n{history}");
 }
 
 fn gpu_pod(name: &str) -> String {
@@ -491,6 +493,19 @@ fn a_statefulset_makes_ordered_pods_with_claims_and_rolls_from_the_top() {
     assert_eq!(
         k.jsonpath("statefulset", "db", "{.status.currentRevision}"),
         k.jsonpath("statefulset", "db", "{.status.updateRevision}")
+    );
+    // Each template is a ControllerRevision: history lists them, undo rolls one back.
+    let history = k.ok(&["rollout", "history", "statefulset/db"]);
+    assert!(history.contains("\n1 ") && history.contains("\n2 "), "{history}");
+    k.ok(&["rollout", "undo", "statefulset/db"]);
+    k.ok(&["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    for pod in ["db-0", "db-1", "db-2"] {
+        assert_eq!(k.jsonpath("pod", pod, "{.spec.containers[0].image}"), "postgres:16");
+    }
+    let history = k.ok(&["rollout", "history", "statefulset/db"]);
+    assert!(
+        history.contains("\n2 ") && history.contains("\n3 ") && !history.contains("\n1 "),
+        "{history}"
     );
     let described = k.ok(&["describe", "statefulset", "db"]);
     for event in [

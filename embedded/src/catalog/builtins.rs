@@ -351,6 +351,13 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             .fields(&["spec.clusterIP", "spec.type"])
             .with_schema(schema_for::<core::v1::Service>()),
         // apps/v1
+        res("apps", "controllerrevisions", "controllerrevision", "ControllerRevision", true)
+            .cols(vec![
+                col("Controller", "string", "computed:controller", "The workload this is a revision of."),
+                col("Revision", "integer", ".revision", "The revision number."),
+                age(),
+            ])
+            .with_schema(schema_for::<apps::v1::ControllerRevision>()),
         res("apps", "daemonsets", "daemonset", "DaemonSet", true)
             .short(&["ds"])
             .all_category()

@@ -44,6 +44,7 @@ fn builtins_have_scope_short_names_and_subresources() {
         ("batch", "cronjobs", "CronJob", true, &["cj"], &["status"], true),
         ("networking.k8s.io", "ingresses", "Ingress", true, &["ing"], &["status"], false),
         ("discovery.k8s.io", "endpointslices", "EndpointSlice", true, &[], &[], false),
+        ("apps", "controllerrevisions", "ControllerRevision", true, &[], &[], false),
         ("events.k8s.io", "events", "Event", true, &["ev"], &[], false),
         ("apps", "deployments", "Deployment", true, &["deploy"], &["status", "scale"], true),
         ("apps", "daemonsets", "DaemonSet", true, &["ds"], &["status"], true),

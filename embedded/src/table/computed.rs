@@ -16,6 +16,7 @@
 //! | `job-template-containers`, `job-template-images`, `job-template-selector` | a CronJob's job template cells |
 //! | `service-cluster-ip`, `service-external-ip`, `service-ports` | service cells |
 //! | `endpoints` | up to three `ip:port` pairs, then `+ N more...` |
+//! | `controller` | the controller owner as `kind.group/name` (`statefulset.apps/db`), or `<none>` |
 //! | `slice-ports`, `slice-endpoints` | an EndpointSlice's port numbers, and up to three addresses, then `+ N more...` |
 //! | `ingress-hosts`, `ingress-address`, `ingress-ports` | ingress cells |
 //! | `configmap-data`, `secret-data`, `serviceaccount-secrets` | entry counts |
@@ -218,6 +219,22 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
             json!(or(&formatted, "<none>"))
         }
         "endpoints" => json!(endpoints(o)),
+        "controller" => {
+            let owner = list(o, "metadata.ownerReferences")
+                .iter()
+                .find(|r| get(r, "controller").and_then(Value::as_bool) == Some(true));
+            let text = owner.map_or_else(
+                || "<none>".to_owned(),
+                |r| {
+                    let kind = text(r, "kind").to_ascii_lowercase();
+                    match text(r, "apiVersion").split_once('/') {
+                        Some((group, _)) => format!("{kind}.{group}/{}", text(r, "name")),
+                        None => format!("{kind}/{}", text(r, "name")),
+                    }
+                },
+            );
+            json!(text)
+        }
         "slice-ports" => {
             let ports: Vec<String> =
                 list(o, "ports").iter().map(|p| int(p, "port").to_string()).collect();

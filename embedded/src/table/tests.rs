@@ -341,6 +341,13 @@ fn rows_of_the_kinds_served_for_apply_prune() {
         ]
     );
 
+    let revision = json!({"metadata": {"name": "db-abc", "ownerReferences": [
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "u", "controller": true}]},
+        "revision": 2});
+    assert_eq!(
+        row("apps", "controllerrevisions", &revision)[1..3],
+        [json!("statefulset.apps/db"), json!(2)]
+    );
     let set = json!({"metadata": {"name": "db"}, "spec": {"replicas": 3}, "status": {"readyReplicas": 1}});
     assert_eq!(row("apps", "statefulsets", &set)[1], "1/3");
     let rc = json!({"metadata": {"name": "old"}, "spec": {"replicas": 2, "selector": {"app": "old"}},

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{
     Endpoints, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
@@ -27,7 +29,8 @@ use tokio::task::JoinHandle;
 use super::events::EventLog;
 use super::plan::{PlanEvent, merge_patch};
 use super::{
-    cronjob, daemonset, deployment, endpoints, job, pvc, replicaset, replication, statefulset,
+    cronjob, daemonset, deployment, endpoints, history, job, pvc, replicaset, replication,
+    statefulset,
 };
 use crate::node::pods::is_controlled_by;
 use crate::selectors::LabelSelector;
@@ -315,6 +318,23 @@ async fn reconcile_statefulset(set: Arc<StatefulSet>, ctx: Arc<Context>) -> Resu
     let namespace = set.namespace().unwrap_or_default();
     let selector = set.spec.as_ref().map(|s| &s.selector);
     let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*set)).await?;
+    if let Some(spec) = &set.spec {
+        let status = set.status.as_ref();
+        let live = pods
+            .iter()
+            .filter_map(|pod| pod.labels().get(daemonset::REVISION_HASH_LABEL).cloned())
+            .chain(status.and_then(|s| s.current_revision.clone()))
+            .chain(status.and_then(|s| s.update_revision.clone()))
+            .collect();
+        let owner = history::Owner {
+            api_version: "apps/v1",
+            kind: "StatefulSet",
+            meta: &set.metadata,
+            template: &spec.template,
+            limit: spec.revision_history_limit.unwrap_or(10),
+        };
+        record_history(&ctx.client, &owner, live).await?;
+    }
     let claims_api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &namespace);
     let claims = claims_api.list(&ListParams::default()).await?.items;
     let plan = statefulset::plan_statefulset(&set, &pods, &claims, jiff::Timestamp::now());
@@ -483,6 +503,21 @@ async fn reconcile_daemonset(ds: Arc<DaemonSet>, ctx: Arc<Context>) -> Result<Ac
     let namespace = ds.namespace().unwrap_or_default();
     let selector = ds.spec.as_ref().map(|s| &s.selector);
     let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*ds)).await?;
+    if let Some(spec) = &ds.spec {
+        let live = pods
+            .iter()
+            .filter_map(|pod| pod.labels().get(daemonset::REVISION_HASH_LABEL))
+            .map(|hash| history::revision_name(&ds.metadata, hash))
+            .collect();
+        let owner = history::Owner {
+            api_version: "apps/v1",
+            kind: "DaemonSet",
+            meta: &ds.metadata,
+            template: &spec.template,
+            limit: spec.revision_history_limit.unwrap_or(10),
+        };
+        record_history(&ctx.client, &owner, live).await?;
+    }
     let nodes = Api::<Node>::all(ctx.client.clone()).list(&ListParams::default()).await?.items;
     let plan = daemonset::plan_daemonset(&ds, &nodes, &pods, jiff::Timestamp::now());
     apply_pods(&ctx, &*ds, plan.create, &plan.delete).await?;
@@ -567,6 +602,38 @@ where
         }
         None => {
             api.create(&PostParams::default(), &wanted).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Brings a workload's ControllerRevisions up to date with its template (see `history`).
+async fn record_history(
+    client: &Client,
+    owner: &history::Owner<'_>,
+    live: Vec<String>,
+) -> Result<()> {
+    let namespace = owner.meta.namespace.clone().unwrap_or_default();
+    let owner_uid = owner.meta.uid.clone().unwrap_or_default();
+    let existing = controlled::<ControllerRevision>(client, &namespace, None, &owner_uid).await?;
+    let plan = history::plan_history(owner, &existing, &live);
+    let api: Api<ControllerRevision> = Api::namespaced(client.clone(), &namespace);
+    if let Some(revision) = &plan.create {
+        match api.create(&PostParams::default(), revision).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if let Some((name, number)) = &plan.renumber {
+        let patch = Patch::Merge(json!({ "revision": number }));
+        api.patch(name, &PatchParams::default(), &patch).await?;
+    }
+    for name in &plan.delete {
+        match api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(())

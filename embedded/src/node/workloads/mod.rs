@@ -13,6 +13,7 @@ pub mod daemonset;
 pub mod deployment;
 pub mod endpoints;
 mod events;
+pub mod history;
 pub mod job;
 pub mod plan;
 pub mod pvc;
