@@ -313,6 +313,77 @@ fn apply_prune_with_its_default_allowlist_removes_what_the_manifests_drop() {
     );
 }
 
+/// What an operator's install manifest typically carries beside its workload.
+const INSTALL: &str = "apiVersion: v1
+kind: ServiceAccount
+metadata: {name: op, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: op}
+rules:
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: op}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: op}
+subjects:
+- {kind: ServiceAccount, name: op, namespace: default}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: op, namespace: default}
+spec:
+  podSelector: {matchLabels: {app: op}}
+  policyTypes: [Ingress]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: op, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: op}
+  minReplicas: 1
+  maxReplicas: 3
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: keelson.dev/local-node
+reclaimPolicy: Delete
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: op, namespace: default}
+spec:
+  maxUnavailable: 1
+  selector: {matchLabels: {app: op}}
+";
+
+#[test]
+fn install_manifests_with_access_and_policy_kinds_apply_under_strict_validation() {
+    let k = Keelson::up_with(&["--no-controllers"]);
+    let applied = k.apply("install.yaml", INSTALL);
+    assert_eq!(applied.matches(" created").count(), 7, "{applied}");
+    let unchanged = k.apply("install.yaml", INSTALL);
+    assert_eq!(unchanged.matches(" unchanged").count(), 7, "{unchanged}");
+    let binding = k.ok(&["get", "clusterrolebinding", "op", "-o", "wide"]);
+    assert!(binding.contains("ClusterRole/op") && binding.contains("default/op"), "{binding}");
+    let hpa = k.ok(&["get", "hpa", "op"]);
+    assert!(hpa.contains("Deployment/op") && hpa.contains("cpu: <unknown>/80%"), "{hpa}");
+    let typo = k.manifest(
+        "typo.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r}\nrules:\n- verbz: [get]\n",
+    );
+    let refused = k.fails(&["apply", "-f", &typo]);
+    assert!(refused.contains("verbz"), "strict validation names the unknown field: {refused}");
+}
+
 #[test]
 fn services_get_cluster_ips_and_node_ports_that_stay_theirs() {
     let k = Keelson::up_with(&["--no-controllers"]);
@@ -466,13 +537,27 @@ fn imperative_commands_that_send_protobuf_work() {
     assert_eq!(k.ok(&["auth", "can-i", "delete", "nodes"]).trim(), "yes");
     assert!(k.ok(&["auth", "whoami"]).contains("keelson-admin"));
     assert!(k.ok(&["auth", "can-i", "--list"]).contains("*.*"));
-    // The kinds `kubectl create` sends in protobuf that the server does not decode (Role, CronJob,
-    // PriorityClass...) are not served either, so they fail as NotFound before the body is read.
-    let refused = k.fails(&["create", "role", "r", "--verb=get", "--resource=pods"]);
-    assert!(
-        refused.contains("NotFound") && refused.contains("roles"),
-        "an unserved kind is refused as NotFound: {refused}"
-    );
+    // Access and policy kinds are stored (nothing enforces them: the one token may do
+    // everything), and kubectl's typed clients create them in protobuf.
+    k.ok(&["create", "role", "reader", "--verb=get,list", "--resource=pods"]);
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "readers",
+        "--role=reader",
+        "--user=ann",
+        "--serviceaccount=default:ci",
+    ]);
+    let bindings = k.ok(&["get", "rolebinding", "readers", "-o", "wide"]);
+    assert!(bindings.contains("Role/reader") && bindings.contains("default/ci"), "{bindings}");
+    assert_eq!(k.jsonpath("role", "reader", "{.rules[0].verbs}"), r#"["get","list"]"#);
+    k.ok(&["create", "priorityclass", "high", "--value=1000"]);
+    k.ok(&["create", "poddisruptionbudget", "web", "--selector=app=web", "--min-available=1"]);
+    k.ok(&["create", "quota", "small", "--hard=pods=5"]);
+    assert_eq!(k.jsonpath("quota", "small", "{.spec.hard.pods}"), "5");
+    // A kind outside those is refused with a hint, and nothing is stored.
+    let refused = k.fails(&["create", "ingress", "site", "--rule=a.example/=web:80"]);
+    assert!(refused.contains("protobuf") && refused.contains("JSON"), "{refused}");
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! `table::computed` (see its docs for the list).
 
 use k8s_openapi::api::{
-    apps, authentication, authorization, batch, coordination, core, discovery, events, networking,
+    apps, authentication, authorization, autoscaling, batch, coordination, core, discovery, events,
+    networking, policy, rbac, scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -64,6 +65,10 @@ impl ResourceInfo {
         self.selectable_fields = strings(fields);
         self
     }
+    fn with_version(mut self, version: &str) -> Self {
+        version.clone_into(&mut self.version);
+        self
+    }
     fn with_schema(mut self, schema: serde_json::Value) -> Self {
         self.schema = Some(std::sync::Arc::new(schema));
         self
@@ -105,6 +110,23 @@ fn workload_wide() -> [PrinterColumn; 3] {
         .wide(),
         col("Selector", "string", "computed:selector", "Label selector of the controlled pods.")
             .wide(),
+    ]
+}
+
+/// A RoleBinding's or ClusterRoleBinding's columns, as kubectl prints them.
+fn binding_columns() -> Vec<PrinterColumn> {
+    vec![
+        col("Role", "string", "computed:binding-role", "The role bound."),
+        age(),
+        col("Users", "string", "computed:binding-subjects:User", "Users bound.").wide(),
+        col("Groups", "string", "computed:binding-subjects:Group", "Groups bound.").wide(),
+        col(
+            "ServiceAccounts",
+            "string",
+            "computed:binding-subjects:ServiceAccount",
+            "ServiceAccounts bound.",
+        )
+        .wide(),
     ]
 }
 
@@ -200,6 +222,10 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             .cols(event_columns())
             .fields(&core_event_fields)
             .with_schema(schema_for::<core::v1::Event>()),
+        res("", "limitranges", "limitrange", "LimitRange", true)
+            .short(&["limits"])
+            .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
+            .with_schema(schema_for::<core::v1::LimitRange>()),
         res("", "namespaces", "namespace", "Namespace", false)
             .short(&["ns"])
             .subs(vec![Status])
@@ -321,6 +347,15 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             )
             .fields(&["status.replicas"])
             .with_schema(schema_for::<core::v1::ReplicationController>()),
+        res("", "resourcequotas", "resourcequota", "ResourceQuota", true)
+            .short(&["quota"])
+            .subs(vec![Status])
+            .cols(vec![
+                age(),
+                col("Request", "string", "computed:quota-request", "Requests used of the hard limits."),
+                col("Limit", "string", "computed:quota-limit", "Limits used of the hard limits."),
+            ])
+            .with_schema(schema_for::<core::v1::ResourceQuota>()),
         res("", "secrets", "secret", "Secret", true)
             .cols(vec![
                 col("Type", "string", ".type", "The type of the secret."),
@@ -510,6 +545,83 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 age(),
             ])
             .with_schema(schema_for::<discovery::v1::EndpointSlice>()),
+        // Stored only: the one token may do everything, nothing enforces policies, quotas or
+        // priorities, and no autoscaler or disruption controller runs on one machine. Served so
+        // that manifests carrying them apply, as on a cluster.
+        res("rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false)
+            .cols(binding_columns())
+            .with_schema(schema_for::<rbac::v1::ClusterRoleBinding>()),
+        res("rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole", false)
+            .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
+            .with_schema(schema_for::<rbac::v1::ClusterRole>()),
+        res("rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding", true)
+            .cols(binding_columns())
+            .with_schema(schema_for::<rbac::v1::RoleBinding>()),
+        res("rbac.authorization.k8s.io", "roles", "role", "Role", true)
+            .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
+            .with_schema(schema_for::<rbac::v1::Role>()),
+        res("policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true)
+            .short(&["pdb"])
+            .subs(vec![Status])
+            .cols(vec![
+                col("Min Available", "string", "computed:or-na:.spec.minAvailable", "Pods that must stay available."),
+                col("Max Unavailable", "string", "computed:or-na:.spec.maxUnavailable", "Pods that may be unavailable."),
+                col("Allowed Disruptions", "integer", ".status.disruptionsAllowed", "Disruptions allowed now."),
+                age(),
+            ])
+            .with_schema(schema_for::<policy::v1::PodDisruptionBudget>()),
+        res("autoscaling", "horizontalpodautoscalers", "horizontalpodautoscaler", "HorizontalPodAutoscaler", true)
+            .short(&["hpa"])
+            .all_category()
+            .subs(vec![Status])
+            .cols(vec![
+                col("Reference", "string", "computed:hpa-reference", "The scaled workload."),
+                col("Targets", "string", "computed:hpa-targets", "Current and target metrics."),
+                col("MinPods", "string", "computed:or-none:.spec.minReplicas", "The fewest replicas."),
+                col("MaxPods", "integer", ".spec.maxReplicas", "The most replicas."),
+                col("Replicas", "integer", ".status.currentReplicas", "The replicas now."),
+                age(),
+            ])
+            .with_version("v2")
+            .with_schema(schema_for::<autoscaling::v2::HorizontalPodAutoscaler>()),
+        res("networking.k8s.io", "ingressclasses", "ingressclass", "IngressClass", false)
+            .cols(vec![
+                col("Controller", "string", ".spec.controller", "The controller of the class."),
+                col("Parameters", "string", "computed:ingressclass-parameters", "The parameters of the class."),
+                age(),
+            ])
+            .with_schema(schema_for::<networking::v1::IngressClass>()),
+        res("networking.k8s.io", "networkpolicies", "networkpolicy", "NetworkPolicy", true)
+            .short(&["netpol"])
+            .cols(vec![
+                col("Pod-Selector", "string", "computed:pod-selector", "The pods the policy is about."),
+                age(),
+            ])
+            .with_schema(schema_for::<networking::v1::NetworkPolicy>()),
+        res("scheduling.k8s.io", "priorityclasses", "priorityclass", "PriorityClass", false)
+            .short(&["pc"])
+            .cols(vec![
+                col("Value", "integer", ".value", "The priority."),
+                col("Global-Default", "boolean", "computed:bool:.globalDefault", "Whether pods get it by default."),
+                age(),
+                col("PreemptionPolicy", "string", ".preemptionPolicy", "Whether it preempts lower priorities."),
+            ])
+            .with_schema(schema_for::<scheduling::v1::PriorityClass>()),
+        res("storage.k8s.io", "storageclasses", "storageclass", "StorageClass", false)
+            .short(&["sc"])
+            .cols(vec![
+                col("Provisioner", "string", ".provisioner", "The provisioner of its volumes."),
+                col("ReclaimPolicy", "string", ".reclaimPolicy", "What happens to released volumes."),
+                col("VolumeBindingMode", "string", ".volumeBindingMode", "When claims are bound."),
+                col(
+                    "AllowVolumeExpansion",
+                    "boolean",
+                    "computed:bool:.allowVolumeExpansion",
+                    "Whether claims may grow.",
+                ),
+                age(),
+            ])
+            .with_schema(schema_for::<storage::v1::StorageClass>()),
         // Reviews: created only, answered at once, never stored (see `server::reviews`).
         res("authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", false)
             .create_only()

@@ -8,8 +8,8 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 /// A self-contained OpenAPI v3 schema of `T`: subschemas inlined, no
-/// `$schema`, recursive references (only `JSONSchemaProps` has them) replaced
-/// by a `x-kubernetes-preserve-unknown-fields` stub, and kubectl's
+/// `$schema`, recursive references (only `JSONSchemaProps` has them) and objects
+/// that declare no fields marked `x-kubernetes-preserve-unknown-fields`, and kubectl's
 /// strategic-merge metadata (`x-kubernetes-patch-strategy`,
 /// `x-kubernetes-patch-merge-key`) added on the well-known lists.
 pub(crate) fn schema_for<T: JsonSchema>() -> Value {
@@ -26,8 +26,27 @@ pub(crate) fn schema_for<T: JsonSchema>() -> Value {
         _ => Map::new(),
     };
     replace_refs(&mut value, &definitions);
+    preserve_open_objects(&mut value);
     annotate_patch_strategies(&mut value);
     value
+}
+
+/// Marks objects that declare no fields (`RawExtension`, `FieldsV1`) as keeping whatever they
+/// hold, so that pruning unknown fields leaves them whole, as decoding does upstream.
+fn preserve_open_objects(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let open = map.get("type").and_then(Value::as_str) == Some("object")
+                && !map.contains_key("properties")
+                && !map.contains_key("additionalProperties");
+            if open {
+                map.insert("x-kubernetes-preserve-unknown-fields".into(), Value::Bool(true));
+            }
+            map.values_mut().for_each(preserve_open_objects);
+        }
+        Value::Array(items) => items.iter_mut().for_each(preserve_open_objects),
+        _ => {}
+    }
 }
 
 /// Schema of `metav1.ObjectMeta` (cached).

@@ -45,6 +45,42 @@ fn builtins_have_scope_short_names_and_subresources() {
         ("networking.k8s.io", "ingresses", "Ingress", true, &["ing"], &["status"], false),
         ("discovery.k8s.io", "endpointslices", "EndpointSlice", true, &[], &[], false),
         ("apps", "controllerrevisions", "ControllerRevision", true, &[], &[], false),
+        ("", "limitranges", "LimitRange", true, &["limits"], &[], false),
+        ("", "resourcequotas", "ResourceQuota", true, &["quota"], &["status"], false),
+        ("rbac.authorization.k8s.io", "roles", "Role", true, &[], &[], false),
+        ("rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true, &[], &[], false),
+        ("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false, &[], &[], false),
+        (
+            "rbac.authorization.k8s.io",
+            "clusterrolebindings",
+            "ClusterRoleBinding",
+            false,
+            &[],
+            &[],
+            false,
+        ),
+        (
+            "policy",
+            "poddisruptionbudgets",
+            "PodDisruptionBudget",
+            true,
+            &["pdb"],
+            &["status"],
+            false,
+        ),
+        (
+            "autoscaling",
+            "horizontalpodautoscalers",
+            "HorizontalPodAutoscaler",
+            true,
+            &["hpa"],
+            &["status"],
+            true,
+        ),
+        ("networking.k8s.io", "ingressclasses", "IngressClass", false, &[], &[], false),
+        ("networking.k8s.io", "networkpolicies", "NetworkPolicy", true, &["netpol"], &[], false),
+        ("scheduling.k8s.io", "priorityclasses", "PriorityClass", false, &["pc"], &[], false),
+        ("storage.k8s.io", "storageclasses", "StorageClass", false, &["sc"], &[], false),
         ("events.k8s.io", "events", "Event", true, &["ev"], &[], false),
         ("apps", "deployments", "Deployment", true, &["deploy"], &["status", "scale"], true),
         ("apps", "daemonsets", "DaemonSet", true, &["ds"], &["status"], true),
@@ -104,6 +140,10 @@ fn builtins_have_scope_short_names_and_subresources() {
     }
     assert_eq!(find(&infos, "", "pods").api_version(), "v1");
     assert_eq!(find(&infos, "apps", "deployments").api_version(), "apps/v1");
+    assert_eq!(
+        find(&infos, "autoscaling", "horizontalpodautoscalers").api_version(),
+        "autoscaling/v2"
+    );
     assert_eq!(find(&infos, "", "nodes").scope(), "Cluster");
 }
 

@@ -73,12 +73,17 @@ fn index_lists_every_group_version() {
             "apis/apps/v1",
             "apis/authentication.k8s.io/v1",
             "apis/authorization.k8s.io/v1",
+            "apis/autoscaling/v2",
             "apis/batch/v1",
             "apis/coordination.k8s.io/v1",
             "apis/discovery.k8s.io/v1",
             "apis/events.k8s.io/v1",
             "apis/networking.k8s.io/v1",
+            "apis/policy/v1",
+            "apis/rbac.authorization.k8s.io/v1",
+            "apis/scheduling.k8s.io/v1",
             "apis/serving.keelson.dev/v1alpha1",
+            "apis/storage.k8s.io/v1",
         ]
     );
     let doc = document(&infos, "apps", "v1").unwrap();

@@ -1,6 +1,6 @@
 //! Conversions of the `v1` (core) kinds kubectl creates over protobuf (`Namespace`, `ConfigMap`,
-//! `Secret`, `ServiceAccount`, `Service`) and of the pod template a `Deployment` or a `Job`
-//! carries.
+//! `Secret`, `ServiceAccount`, `Service`, `ResourceQuota`) and of the pod template a
+//! `Deployment` or a `Job` carries.
 
 use std::collections::BTreeMap;
 
@@ -9,12 +9,32 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_pb::api::core::v1::{
     ConfigMap, Container, ContainerPort, EnvVar, LoadBalancerStatus, LocalObjectReference,
     Namespace, NamespaceSpec, NamespaceStatus, PodSecurityContext, PodSpec, PodTemplateSpec,
-    ResourceRequirements, Secret, Service, ServiceAccount, ServicePort, ServiceSpec, ServiceStatus,
+    ResourceQuota, ResourceQuotaSpec, ResourceQuotaStatus, ResourceRequirements, Secret, Service,
+    ServiceAccount, ServicePort, ServiceSpec, ServiceStatus,
 };
 use serde_json::{Map, Value};
 
 use super::fields::{Ctx, Object, item, join};
 use super::meta::{int_or_string, object_meta, quantities};
+
+/// A `ResourceQuota`: its hard limits and scopes, not a scope selector; its status must be
+/// empty.
+pub(crate) fn resource_quota(quota: ResourceQuota, ctx: &mut Ctx) -> Map<String, Value> {
+    let ResourceQuota { metadata, spec, status } = quota;
+    let ResourceQuotaSpec { hard, scopes, scope_selector } = spec.unwrap_or_default();
+    ctx.unmapped_pointer("spec", "scopeSelector", &scope_selector);
+    let ResourceQuotaStatus { hard: status_hard, used } = status.unwrap_or_default();
+    ctx.unmapped_entries("status", "hard", &status_hard);
+    ctx.unmapped_entries("status", "used", &used);
+    let mut spec = Object::default();
+    spec.entries("hard", quantities(hard));
+    spec.items("scopes", scopes);
+    let mut out = Object::default();
+    out.put("metadata", object_meta(metadata, ctx, "metadata"));
+    out.put("spec", spec);
+    out.put("status", Object::default());
+    out.into()
+}
 
 /// A `Namespace`.
 pub(crate) fn namespace(namespace: Namespace, ctx: &mut Ctx) -> Map<String, Value> {

@@ -28,6 +28,7 @@ mod batch;
 mod core;
 mod fields;
 mod meta;
+mod policy;
 mod reviews;
 #[cfg(test)]
 mod tests;
@@ -36,7 +37,10 @@ use k8s_pb::api::apps::v1::Deployment;
 use k8s_pb::api::authentication::v1::SelfSubjectReview;
 use k8s_pb::api::authorization::v1::{SelfSubjectAccessReview, SelfSubjectRulesReview};
 use k8s_pb::api::batch::v1::{CronJob, Job};
-use k8s_pb::api::core::v1::{ConfigMap, Namespace, Secret, Service, ServiceAccount};
+use k8s_pb::api::core::v1::{ConfigMap, Namespace, ResourceQuota, Secret, Service, ServiceAccount};
+use k8s_pb::api::policy::v1::PodDisruptionBudget;
+use k8s_pb::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_pb::api::scheduling::v1::PriorityClass;
 use k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions;
 use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
 use prost::Message;
@@ -111,6 +115,23 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
         ("v1", "Secret") => convert::<Secret>(&raw, &kind, core::secret)?,
         ("v1", "ServiceAccount") => convert::<ServiceAccount>(&raw, &kind, core::service_account)?,
         ("v1", "Service") => convert::<Service>(&raw, &kind, core::service)?,
+        ("v1", "ResourceQuota") => convert::<ResourceQuota>(&raw, &kind, core::resource_quota)?,
+        ("rbac.authorization.k8s.io/v1", "Role") => convert::<Role>(&raw, &kind, policy::role)?,
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => {
+            convert::<ClusterRole>(&raw, &kind, policy::cluster_role)?
+        }
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => {
+            convert::<RoleBinding>(&raw, &kind, policy::role_binding)?
+        }
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            convert::<ClusterRoleBinding>(&raw, &kind, policy::cluster_role_binding)?
+        }
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            convert::<PriorityClass>(&raw, &kind, policy::priority_class)?
+        }
+        ("policy/v1", "PodDisruptionBudget") => {
+            convert::<PodDisruptionBudget>(&raw, &kind, policy::pod_disruption_budget)?
+        }
         ("apps/v1", "Deployment") => convert::<Deployment>(&raw, &kind, apps::deployment)?,
         ("batch/v1", "Job") => convert::<Job>(&raw, &kind, batch::job)?,
         ("batch/v1", "CronJob") => convert::<CronJob>(&raw, &kind, batch::cron_job)?,

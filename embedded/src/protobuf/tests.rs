@@ -20,10 +20,11 @@ use k8s_pb::api::batch::v1::{
 };
 use k8s_pb::api::core::v1::{
     ConfigMap, Container, ContainerPort, EnvVar, EnvVarSource, Namespace, NamespaceSpec,
-    NamespaceStatus, PodSecurityContext, PodSpec, PodTemplateSpec, Probe, ResourceRequirements,
-    Secret, Service, ServiceAccount, ServicePort, ServiceSpec, ServiceStatus, Volume,
+    NamespaceStatus, Pod, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
+    ResourceRequirements, Secret, Service, ServiceAccount, ServicePort, ServiceSpec, ServiceStatus,
+    Volume,
 };
-use k8s_pb::api::rbac::v1::Role;
+use k8s_pb::api::rbac::v1::{PolicyRule, Role};
 use k8s_pb::apimachinery::pkg::api::resource::Quantity;
 use k8s_pb::apimachinery::pkg::apis::meta::v1::{
     DeleteOptions, LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference,
@@ -679,15 +680,36 @@ fn a_field_number_unknown_to_k8s_pb_is_refused() {
     assert!(field.contains("unknown"), "{field}");
 }
 
+/// `kubectl create role r --verb=get,list --resource=pods` (which needs discovery to build it,
+/// so it is not among the captured cases).
+#[test]
+fn role_rules_as_kubectl_create_role_sends_them() {
+    let role = Role {
+        metadata: named("r"),
+        rules: vec![PolicyRule {
+            verbs: vec!["get".into(), "list".into()],
+            api_groups: vec![String::new()],
+            resources: vec!["pods".into()],
+            ..Default::default()
+        }],
+    };
+    assert_eq!(
+        decode(&body("rbac.authorization.k8s.io/v1", "Role", &role)).unwrap(),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "r", "creationTimestamp": null},
+            "rules": [{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]}],
+        })
+    );
+}
+
 #[test]
 fn other_kinds_are_refused() {
-    let role = Role { metadata: named("reader"), rules: vec![] };
-    match decode(&body("rbac.authorization.k8s.io/v1", "Role", &role)) {
+    let pod = Pod { metadata: named("debugger"), ..Default::default() };
+    match decode(&body("v1", "Pod", &pod)) {
         Err(ProtobufError::UnsupportedKind { api_version, kind }) => {
-            assert_eq!(
-                (api_version.as_str(), kind.as_str()),
-                ("rbac.authorization.k8s.io/v1", "Role")
-            );
+            assert_eq!((api_version.as_str(), kind.as_str()), ("v1", "Pod"));
         }
         other => panic!("expected UnsupportedKind, got {other:?}"),
     }
@@ -820,6 +842,33 @@ const CASES: &[Case] = &[
     case!("job", "create", "job", "j", "--image=busybox"),
     case!("job-cmd", "create", "job", "hello", "--image=busybox", "--", "sh", "-c", "echo hi"),
     case!("cronjob", "create", "cronjob", "c", "--image=busybox", "--schedule=* * * * *"),
+    case!(
+        "rolebinding",
+        "create",
+        "rolebinding",
+        "rb",
+        "--role=r",
+        "--user=ann",
+        "--serviceaccount=default:ci"
+    ),
+    case!(
+        "clusterrolebinding",
+        "create",
+        "clusterrolebinding",
+        "crb",
+        "--clusterrole=view",
+        "--group=devs"
+    ),
+    case!(
+        "priorityclass",
+        "create",
+        "priorityclass",
+        "high",
+        "--value=1000",
+        "--description=important"
+    ),
+    case!("pdb", "create", "poddisruptionbudget", "pdb", "--selector=app=web", "--min-available=1"),
+    case!("quota", "create", "quota", "q", "--hard=cpu=1,pods=5"),
 ];
 
 #[test]

@@ -59,26 +59,12 @@ pub fn admit(
         return Ok(Admitted { object, warnings: Vec::new() });
     }
     let Some(validator) = served.validator(info) else {
-        return Ok(Admitted { object, warnings: Vec::new() });
+        return admit_builtin(info, object, field_validation);
     };
     let admitted = validator
         .validate(object, old)
         .map_err(|errors| ApiError::from_field_errors(&info.group, &info.kind, &name, &errors))?;
-    let unknown: Vec<String> =
-        admitted.pruned_fields.iter().map(|field| format!("unknown field \"{field}\"")).collect();
-    let warnings = match field_validation {
-        FieldValidation::Strict if !unknown.is_empty() => {
-            return Err(ApiError::bad_request(format!(
-                "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
-                info.kind,
-                info.version,
-                info.kind,
-                unknown.join(", ")
-            )));
-        }
-        FieldValidation::Ignore => Vec::new(),
-        _ => unknown,
-    };
+    let warnings = unknown_fields(info, &admitted.pruned_fields, field_validation)?;
     let problems = keelson_webhooks::check(&info.group, &info.kind, &admitted.object, old);
     if !problems.is_empty() {
         let causes = problems
@@ -92,6 +78,45 @@ pub fn admit(
         return Err(ApiError::invalid(&info.group, &info.kind, &name, causes));
     }
     Ok(Admitted { object: admitted.object, warnings })
+}
+
+/// A built-in object loses the fields its type does not have, as decoding it does upstream
+/// (`fieldValidation` says whether that is an error, a warning or silent).
+fn admit_builtin(
+    info: &ResourceInfo,
+    mut object: Value,
+    field_validation: FieldValidation,
+) -> ApiResult<Admitted> {
+    let Some(schema) = &info.schema else {
+        return Ok(Admitted { object, warnings: Vec::new() });
+    };
+    let pruned = crate::validation::prune(&mut object, schema);
+    let warnings = unknown_fields(info, &pruned, field_validation)?;
+    Ok(Admitted { object, warnings })
+}
+
+/// What pruned fields mean under `field_validation`: a `400` when strict, else warnings (none
+/// when ignored).
+fn unknown_fields(
+    info: &ResourceInfo,
+    pruned: &[String],
+    field_validation: FieldValidation,
+) -> ApiResult<Vec<String>> {
+    let unknown: Vec<String> =
+        pruned.iter().map(|field| format!("unknown field \"{field}\"")).collect();
+    Ok(match field_validation {
+        FieldValidation::Strict if !unknown.is_empty() => {
+            return Err(ApiError::bad_request(format!(
+                "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
+                info.kind,
+                info.version,
+                info.kind,
+                unknown.join(", ")
+            )));
+        }
+        FieldValidation::Ignore => Vec::new(),
+        _ => unknown,
+    })
 }
 
 /// A CRD must be named `<plural>.<group>` and have a structural schema in every version.

@@ -6,7 +6,8 @@
 //! |---|---|
 //! | `age` | human duration since `metadata.creationTimestamp` (`<unknown>`) |
 //! | `created-at` | `metadata.creationTimestamp` as RFC 3339 (default table) |
-//! | `or-none:<path>` / `or-unset:<path>` | string at `<path>`, or `<none>` / `<unset>` |
+//! | `or-none:<path>` / `or-unset:<path>` / `or-na:<path>` | string (or number) at `<path>`, or `<none>` / `<unset>` / `N/A` |
+//! | `bool:<path>` | the boolean at `<path>`, `false` when unset |
 //! | `pod-ready`, `pod-status`, `pod-restarts`, `pod-readiness-gates` | pod READY `1/2`, STATUS (`Running`, `Init:0/1`, `CrashLoopBackOff`, `Terminating`...), RESTARTS `3 (5m ago)`, gates `1/2` |
 //! | `replicas-ready` | `ready/desired` |
 //! | `containers`, `images`, `selector`, `node-selector` | workload template containers/images, `spec.selector`, template node selector |
@@ -17,6 +18,10 @@
 //! | `service-cluster-ip`, `service-external-ip`, `service-ports` | service cells |
 //! | `endpoints` | up to three `ip:port` pairs, then `+ N more...` |
 //! | `controller` | the controller owner as `kind.group/name` (`statefulset.apps/db`), or `<none>` |
+//! | `binding-role`, `binding-subjects:<Kind>` | a role binding's `Kind/name` role, and its subjects of a kind |
+//! | `pod-selector`, `ingressclass-parameters` | a NetworkPolicy's pod selector, an IngressClass's parameters |
+//! | `hpa-reference`, `hpa-targets` | an autoscaler's `Kind/name` target, and its metrics `cpu: <unknown>/80%` |
+//! | `quota-request`, `quota-limit` | a ResourceQuota's `used/hard` per resource, from its status |
 //! | `slice-ports`, `slice-endpoints` | an EndpointSlice's port numbers, and up to three addresses, then `+ N more...` |
 //! | `ingress-hosts`, `ingress-address`, `ingress-ports` | ingress cells |
 //! | `configmap-data`, `secret-data`, `serviceaccount-secrets` | entry counts |
@@ -137,6 +142,28 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
     if let Some(path) = name.strip_prefix("or-unset:") {
         return Some(json!(or(text(o, path), "<unset>")));
     }
+    if let Some(path) = name.strip_prefix("or-na:") {
+        let value = match get(o, path) {
+            Some(Value::String(text)) => text.clone(),
+            Some(Value::Number(number)) => number.to_string(),
+            _ => "N/A".into(),
+        };
+        return Some(json!(value));
+    }
+    if let Some(path) = name.strip_prefix("bool:") {
+        return Some(json!(get(o, path).and_then(Value::as_bool).unwrap_or(false)));
+    }
+    if let Some(kind) = name.strip_prefix("binding-subjects:") {
+        let subjects: Vec<String> = list(o, "subjects")
+            .iter()
+            .filter(|s| text(s, "kind") == kind)
+            .map(|s| match text(s, "namespace") {
+                "" => text(s, "name").to_owned(),
+                namespace => format!("{namespace}/{}", text(s, "name")),
+            })
+            .collect();
+        return Some(json!(subjects.join(", ")));
+    }
     if let Some(kind) = name.strip_prefix("node-address:") {
         let addr = list(o, "status.addresses").iter().find(|a| text(a, "type") == kind);
         return Some(json!(or(addr.map(|a| text(a, "address")).unwrap_or_default(), "<none>")));
@@ -219,6 +246,28 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
             json!(or(&formatted, "<none>"))
         }
         "endpoints" => json!(endpoints(o)),
+        "binding-role" => json!(format!("{}/{}", text(o, "roleRef.kind"), text(o, "roleRef.name"))),
+        "pod-selector" => {
+            let formatted = get(o, "spec.podSelector")
+                .map(|s| {
+                    LabelSelector::from_label_selector(s)
+                        .map_or_else(|_| "<error>".into(), |s| s.to_string())
+                })
+                .unwrap_or_default();
+            json!(or(&formatted, "<none>"))
+        }
+        "ingressclass-parameters" => match get(o, "spec.parameters") {
+            Some(p) if p.is_object() => json!(format!("{}/{}", text(p, "kind"), text(p, "name"))),
+            _ => json!("<none>"),
+        },
+        "hpa-reference" => json!(format!(
+            "{}/{}",
+            text(o, "spec.scaleTargetRef.kind"),
+            text(o, "spec.scaleTargetRef.name")
+        )),
+        "hpa-targets" => json!(hpa_targets(o)),
+        "quota-request" => json!(quota(o, false)),
+        "quota-limit" => json!(quota(o, true)),
         "controller" => {
             let owner = list(o, "metadata.ownerReferences")
                 .iter()
@@ -429,6 +478,63 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
         _ => return None,
     };
     Some(value)
+}
+
+/// An autoscaler's metrics as `name: current/target`, `<unknown>` for a current value no
+/// controller has measured; `<none>` without metrics.
+fn hpa_targets(o: &Value) -> String {
+    let current = list(o, "status.currentMetrics");
+    let metrics: Vec<String> = list(o, "spec.metrics")
+        .iter()
+        .enumerate()
+        .map(|(index, metric)| {
+            let kind = text(metric, "type");
+            let source = match kind {
+                "Resource" => "resource",
+                "ContainerResource" => "containerResource",
+                "Pods" => "pods",
+                "Object" => "object",
+                _ => "external",
+            };
+            let spec = get(metric, source).cloned().unwrap_or_default();
+            let name = text(&spec, "name").to_owned();
+            let name = if name.is_empty() { text(&spec, "metric.name").to_owned() } else { name };
+            let (target, unit) = match get(&spec, "target.averageUtilization") {
+                Some(value) => (value.to_string(), "%"),
+                None => {
+                    let value = text_any(&spec, &["target.averageValue", "target.value"]);
+                    (value.to_owned(), "")
+                }
+            };
+            let measured =
+                current.get(index).and_then(|c| get(c, source)).and_then(|c| match unit {
+                    "%" => get(c, "current.averageUtilization").map(Value::to_string),
+                    _ => Some(text_any(c, &["current.averageValue", "current.value"]).to_owned())
+                        .filter(|v| !v.is_empty()),
+                });
+            let measured =
+                measured.map_or_else(|| "<unknown>".to_owned(), |m| format!("{m}{unit}"));
+            format!("{name}: {measured}/{target}{unit}")
+        })
+        .collect();
+    or(&metrics.join(", "), "<none>")
+}
+
+/// A ResourceQuota's `resource: used/hard` pairs from its status, for limits (`limits.*`) or
+/// for requests (everything else), sorted by resource.
+fn quota(o: &Value, limits: bool) -> String {
+    let hard = get(o, "status.hard").and_then(Value::as_object);
+    let pairs: Vec<String> = hard
+        .into_iter()
+        .flatten()
+        .filter(|(resource, _)| resource.starts_with("limits.") == limits)
+        .map(|(resource, hard)| {
+            let used = get(o, "status.used").and_then(|u| u.get(resource));
+            let used = used.and_then(Value::as_str).unwrap_or("0");
+            format!("{resource}: {used}/{}", hard.as_str().unwrap_or_default())
+        })
+        .collect();
+    pairs.join(", ")
 }
 
 /// kubectl's short access modes (`RWO,ROX`), in upstream's order.

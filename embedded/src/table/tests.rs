@@ -348,6 +348,40 @@ fn rows_of_the_kinds_served_for_apply_prune() {
         row("apps", "controllerrevisions", &revision)[1..3],
         [json!("statefulset.apps/db"), json!(2)]
     );
+    let binding = json!({"metadata": {"name": "read"}, "roleRef": {"kind": "ClusterRole", "name": "view"},
+        "subjects": [{"kind": "User", "name": "ann"}, {"kind": "ServiceAccount", "name": "ci", "namespace": "build"},
+                     {"kind": "User", "name": "bob"}]});
+    assert_eq!(
+        row("rbac.authorization.k8s.io", "rolebindings", &binding)[1..],
+        [
+            json!("ClusterRole/view"),
+            json!("<unknown>"),
+            json!("ann, bob"),
+            json!(""),
+            json!("build/ci")
+        ]
+    );
+    let budget = json!({"metadata": {"name": "b"}, "spec": {"minAvailable": "50%"}});
+    assert_eq!(row("policy", "poddisruptionbudgets", &budget)[1..3], [json!("50%"), json!("N/A")]);
+    let hpa = json!({"metadata": {"name": "web"}, "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"},
+        "maxReplicas": 5, "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}});
+    assert_eq!(
+        row("autoscaling", "horizontalpodautoscalers", &hpa)[1..5],
+        [json!("Deployment/web"), json!("cpu: <unknown>/80%"), json!("<none>"), json!(5)]
+    );
+    let policy = json!({"metadata": {"name": "deny"}, "spec": {"podSelector": {"matchLabels": {"app": "db"}}}});
+    assert_eq!(row("networking.k8s.io", "networkpolicies", &policy)[1], "app=db");
+    let class = json!({"metadata": {"name": "local"}, "provisioner": "keelson.dev/local-node", "reclaimPolicy": "Delete",
+        "volumeBindingMode": "Immediate"});
+    assert_eq!(
+        row("storage.k8s.io", "storageclasses", &class)[1..5],
+        [json!("keelson.dev/local-node"), json!("Delete"), json!("Immediate"), json!(false)]
+    );
+    let quota = json!({"metadata": {"name": "q"}, "status": {"hard": {"cpu": "2", "limits.memory": "1Gi"}, "used": {"cpu": "500m"}}});
+    assert_eq!(
+        row("", "resourcequotas", &quota)[2..4],
+        [json!("cpu: 500m/2"), json!("limits.memory: 0/1Gi")]
+    );
     let set = json!({"metadata": {"name": "db"}, "spec": {"replicas": 3}, "status": {"readyReplicas": 1}});
     assert_eq!(row("apps", "statefulsets", &set)[1], "1/3");
     let rc = json!({"metadata": {"name": "old"}, "spec": {"replicas": 2, "selector": {"app": "old"}},

@@ -27,6 +27,7 @@ use kube_cel::RootContext;
 use serde_json::Value;
 
 pub use errors::{FieldError, FieldErrorKind, FieldErrors};
+pub(crate) use prune::prune;
 pub use structural::structural_problems;
 
 use errors::{Bad, invalid, type_invalid};

@@ -115,6 +115,32 @@ async fn objects_a_cluster_would_refuse_are_refused_with_its_reasons() {
 }
 
 #[tokio::test]
+async fn fields_a_built_in_kind_does_not_have_are_dropped_or_refused_as_asked() {
+    let test = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
+    let body = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "colour": "red"},
+            "datta": {"a": "1"}, "data": {"b": "2"}})
+    };
+    let strict = PatchParams::apply("test").validation_strict();
+    let (code, _, message) =
+        api_error(api.patch("strict", &strict, &Patch::Apply(body("strict"))).await.unwrap_err());
+    assert_eq!(code, 400, "{message}");
+    assert!(message.contains("strict decoding error: unknown field \"datta\""), "{message}");
+    assert!(message.contains("unknown field \"metadata.colour\""), "{message}");
+
+    let warn = PatchParams::apply("test").validation_warn();
+    let stored = api.patch("warned", &warn, &Patch::Apply(body("warned"))).await.unwrap();
+    assert_eq!(stored.data.unwrap()["b"], "2");
+    let resource = kube::api::ApiResource::erase::<ConfigMap>(&());
+    let raw: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(test.client.clone(), "default", &resource);
+    let raw = raw.get("warned").await.unwrap();
+    assert!(raw.data.get("datta").is_none(), "the unknown field is not stored: {:?}", raw.data);
+    assert_eq!(raw.data["data"]["b"], "2");
+}
+
+#[tokio::test]
 async fn lists_page_at_one_revision_and_filter_by_labels() {
     let test = start().await;
     let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
