@@ -211,15 +211,7 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
         }
         "containers" => json!(joined("name")),
         "images" => json!(joined("image")),
-        "selector" => {
-            let formatted = get(o, "spec.selector")
-                .map(|s| {
-                    LabelSelector::from_label_selector(s)
-                        .map_or_else(|_| "<error>".into(), |s| s.to_string())
-                })
-                .unwrap_or_default();
-            json!(or(&formatted, "<none>"))
-        }
+        "selector" => json!(selector(o, "spec.selector")),
         "node-selector" => json!(join_labels(get(o, "spec.template.spec.nodeSelector"))),
         "selector-map" => json!(join_labels(get(o, "spec.selector"))),
         "cronjob-suspend" => {
@@ -236,26 +228,10 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
             let containers = list(o, "spec.jobTemplate.spec.template.spec.containers");
             json!(containers.iter().map(|c| text(c, field)).collect::<Vec<_>>().join(","))
         }
-        "job-template-selector" => {
-            let formatted = get(o, "spec.jobTemplate.spec.selector")
-                .map(|s| {
-                    LabelSelector::from_label_selector(s)
-                        .map_or_else(|_| "<error>".into(), |s| s.to_string())
-                })
-                .unwrap_or_default();
-            json!(or(&formatted, "<none>"))
-        }
+        "job-template-selector" => json!(selector(o, "spec.jobTemplate.spec.selector")),
         "endpoints" => json!(endpoints(o)),
         "binding-role" => json!(format!("{}/{}", text(o, "roleRef.kind"), text(o, "roleRef.name"))),
-        "pod-selector" => {
-            let formatted = get(o, "spec.podSelector")
-                .map(|s| {
-                    LabelSelector::from_label_selector(s)
-                        .map_or_else(|_| "<error>".into(), |s| s.to_string())
-                })
-                .unwrap_or_default();
-            json!(or(&formatted, "<none>"))
-        }
+        "pod-selector" => json!(selector(o, "spec.podSelector")),
         "ingressclass-parameters" => match get(o, "spec.parameters") {
             Some(p) if p.is_object() => json!(format!("{}/{}", text(p, "kind"), text(p, "name"))),
             _ => json!("<none>"),
@@ -478,6 +454,17 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
         _ => return None,
     };
     Some(value)
+}
+
+/// The label selector at `path` as kubectl formats it, `<none>` when there is none.
+fn selector(o: &Value, path: &str) -> String {
+    let formatted = get(o, path)
+        .map(|s| {
+            LabelSelector::from_label_selector(s)
+                .map_or_else(|_| "<error>".into(), |s| s.to_string())
+        })
+        .unwrap_or_default();
+    or(&formatted, "<none>")
 }
 
 /// An autoscaler's metrics as `name: current/target`, `<unknown>` for a current value no
