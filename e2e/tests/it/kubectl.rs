@@ -555,9 +555,11 @@ fn imperative_commands_that_send_protobuf_work() {
     k.ok(&["create", "poddisruptionbudget", "web", "--selector=app=web", "--min-available=1"]);
     k.ok(&["create", "quota", "small", "--hard=pods=5"]);
     assert_eq!(k.jsonpath("quota", "small", "{.spec.hard.pods}"), "5");
-    // A kind outside those is refused with a hint, and nothing is stored.
-    let refused = k.fails(&["create", "ingress", "site", "--rule=a.example/=web:80"]);
-    assert!(refused.contains("protobuf") && refused.contains("JSON"), "{refused}");
+    k.ok(&["create", "ingress", "site", "--class=nginx", "--rule=a.example/=web:80"]);
+    assert_eq!(
+        k.jsonpath("ingress", "site", "{.spec.rules[0].http.paths[0].backend.service.name}"),
+        "web"
+    );
 }
 
 #[test]

@@ -28,6 +28,7 @@ mod batch;
 mod core;
 mod fields;
 mod meta;
+mod networking;
 mod policy;
 mod reviews;
 #[cfg(test)]
@@ -38,6 +39,7 @@ use k8s_pb::api::authentication::v1::SelfSubjectReview;
 use k8s_pb::api::authorization::v1::{SelfSubjectAccessReview, SelfSubjectRulesReview};
 use k8s_pb::api::batch::v1::{CronJob, Job};
 use k8s_pb::api::core::v1::{ConfigMap, Namespace, ResourceQuota, Secret, Service, ServiceAccount};
+use k8s_pb::api::networking::v1::Ingress;
 use k8s_pb::api::policy::v1::PodDisruptionBudget;
 use k8s_pb::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_pb::api::scheduling::v1::PriorityClass;
@@ -128,6 +130,9 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
         }
         ("scheduling.k8s.io/v1", "PriorityClass") => {
             convert::<PriorityClass>(&raw, &kind, policy::priority_class)?
+        }
+        ("networking.k8s.io/v1", "Ingress") => {
+            convert::<Ingress>(&raw, &kind, networking::ingress)?
         }
         ("policy/v1", "PodDisruptionBudget") => {
             convert::<PodDisruptionBudget>(&raw, &kind, policy::pod_disruption_budget)?

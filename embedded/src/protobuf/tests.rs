@@ -869,6 +869,15 @@ const CASES: &[Case] = &[
     ),
     case!("pdb", "create", "poddisruptionbudget", "pdb", "--selector=app=web", "--min-available=1"),
     case!("quota", "create", "quota", "q", "--hard=cpu=1,pods=5"),
+    case!(
+        "ingress",
+        "create",
+        "ingress",
+        "site",
+        "--class=nginx",
+        "--rule=a.example/=web:80",
+        "--rule=b.example/api*=api:http,tls=secret"
+    ),
 ];
 
 #[test]
