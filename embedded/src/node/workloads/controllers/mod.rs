@@ -263,6 +263,25 @@ where
     Ok(())
 }
 
+/// A delete whose object is gone already (`404`) did what it was for.
+fn done_if_gone<T>(result: kube::Result<T>) -> Result<()> {
+    tolerate(result, 404)
+}
+
+/// A create whose object exists already (`409`), made by an earlier reconcile, did what it was
+/// for.
+fn done_if_exists<T>(result: kube::Result<T>) -> Result<()> {
+    tolerate(result, 409)
+}
+
+fn tolerate<T>(result: kube::Result<T>, code: u16) -> Result<()> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == code => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// What the API server said, for an event: a refusal's message, else the error.
 fn api_message(error: &kube::Error) -> String {
     match error {

@@ -34,11 +34,7 @@ pub(super) async fn reconcile_service(service: Arc<Service>, ctx: Arc<Context>) 
     let existing = slices_api.list(&ListParams::default().labels(&label)).await?.items;
     let names: Vec<String> = slices.iter().map(|s| s.name_any()).collect();
     for stale in existing.iter().filter(|s| !names.contains(&s.name_any())) {
-        match slices_api.delete(&stale.name_any(), &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
+        done_if_gone(slices_api.delete(&stale.name_any(), &DeleteParams::default()).await)?;
     }
     for slice in slices {
         let same =

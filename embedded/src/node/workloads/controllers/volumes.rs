@@ -17,11 +17,7 @@ pub(super) async fn reconcile_claim(
         return Ok(Action::await_change());
     };
     if let Some(new) = &binding.provision {
-        match volumes.create(&PostParams::default(), new).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 409 => {}
-            Err(e) => return Err(e.into()),
-        }
+        done_if_exists(volumes.create(&PostParams::default(), new).await)?;
     }
     if let Some(reference) = &binding.claim_ref {
         let patch = json!({ "spec": { "claimRef": reference } });
@@ -58,11 +54,7 @@ pub(super) async fn reconcile_volume(
                 .await?;
         }
         pvc::VolumeStep::Delete => {
-            match api.delete(&volume.name_any(), &DeleteParams::default()).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(e)) if e.code == 404 => {}
-                Err(e) => return Err(e.into()),
-            }
+            done_if_gone(api.delete(&volume.name_any(), &DeleteParams::default()).await)?;
         }
         pvc::VolumeStep::Nothing => {}
     }

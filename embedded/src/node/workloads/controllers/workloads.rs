@@ -71,12 +71,9 @@ pub(super) async fn reconcile_statefulset(
     // The plan's events line up with its actions: claims, then creations, then deletions.
     let mut events = plan.events.iter();
     let name = set.name_any();
-    let failed = |what: String, error: &kube::Error| {
+    let failed = |reason: &str, what: String, error: &kube::Error| {
         let message = api_message(error);
-        PlanEvent::warning(
-            if what.starts_with("delete") { "FailedDelete" } else { "FailedCreate" },
-            format!("{what} in StatefulSet {name} failed error: {message}"),
-        )
+        PlanEvent::warning(reason, format!("{what} in StatefulSet {name} failed error: {message}"))
     };
     for claim in &plan.create_claims {
         let event = events.next();
@@ -89,7 +86,7 @@ pub(super) async fn reconcile_statefulset(
             Err(kube::Error::Api(e)) if e.code == 409 => {}
             Err(error) => {
                 let what = format!("create Claim {}", claim.name_any());
-                record(&ctx, &*set, &failed(what, &error)).await;
+                record(&ctx, &*set, &failed("FailedCreate", what, &error)).await;
                 return Err(error.into());
             }
         }
@@ -98,7 +95,12 @@ pub(super) async fn reconcile_statefulset(
     for pod in &plan.create {
         let event = events.next();
         if let Err(error) = pods_api.create(&PostParams::default(), pod).await {
-            record(&ctx, &*set, &failed(format!("create Pod {}", pod.name_any()), &error)).await;
+            record(
+                &ctx,
+                &*set,
+                &failed("FailedCreate", format!("create Pod {}", pod.name_any()), &error),
+            )
+            .await;
             return Err(error.into());
         }
         if let Some(event) = event {
@@ -115,7 +117,8 @@ pub(super) async fn reconcile_statefulset(
             }
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             Err(error) => {
-                record(&ctx, &*set, &failed(format!("delete Pod {pod}"), &error)).await;
+                record(&ctx, &*set, &failed("FailedDelete", format!("delete Pod {pod}"), &error))
+                    .await;
                 return Err(error.into());
             }
         }
@@ -144,11 +147,7 @@ pub(super) async fn reconcile_deployment(d: Arc<Deployment>, ctx: Arc<Context>) 
         api.patch(&change.name, &PatchParams::default(), &Patch::Merge(patch)).await?;
     }
     for name in &plan.delete {
-        match api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
+        done_if_gone(api.delete(name, &DeleteParams::background()).await)?;
     }
     if let Some(revision) = &plan.revision {
         let patch = json!({ "metadata": { "annotations": { "deployment.kubernetes.io/revision": revision } } });
@@ -198,11 +197,7 @@ pub(super) async fn reconcile_cronjob(cron_job: Arc<CronJob>, ctx: Arc<Context>)
     let plan = cronjob::plan_cronjob(&cron_job, &jobs, jiff::Timestamp::now());
     let api: Api<Job> = Api::namespaced(ctx.client.clone(), &namespace);
     for name in &plan.delete {
-        match api.delete(name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
+        done_if_gone(api.delete(name, &DeleteParams::background()).await)?;
     }
     let mut events = plan.events.clone();
     if let Some(new) = &plan.create {
@@ -270,22 +265,14 @@ async fn record_history(
     let plan = history::plan_history(owner, &existing, &live);
     let api: Api<ControllerRevision> = Api::namespaced(client.clone(), &namespace);
     if let Some(revision) = &plan.create {
-        match api.create(&PostParams::default(), revision).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 409 => {}
-            Err(e) => return Err(e.into()),
-        }
+        done_if_exists(api.create(&PostParams::default(), revision).await)?;
     }
     if let Some((name, number)) = &plan.renumber {
         let patch = Patch::Merge(json!({ "revision": number }));
         api.patch(name, &PatchParams::default(), &patch).await?;
     }
     for name in &plan.delete {
-        match api.delete(name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => return Err(e.into()),
-        }
+        done_if_gone(api.delete(name, &DeleteParams::default()).await)?;
     }
     Ok(())
 }
