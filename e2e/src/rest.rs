@@ -48,6 +48,10 @@ impl Rest {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(30)))
+            // ureq sends the body anyway once 1 s passes without a `100 Continue`; on a loaded
+            // machine a server refusing the body by its length may answer later than that, and
+            // the body then meets a closed connection (a broken pipe instead of its 413).
+            .timeout_await_100(Some(Duration::from_secs(10)))
             .max_idle_connections(0)
             .build()
             .into();
