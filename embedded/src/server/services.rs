@@ -81,8 +81,11 @@ impl Taken {
             meta_str(service, "namespace").unwrap_or_default(),
             meta_str(service, "name").unwrap_or_default(),
         );
-        let mut taken =
-            Taken { ips: BTreeSet::from([u32::from(KUBERNETES_IP)]), node_ports: BTreeSet::new() };
+        // The `kubernetes` Service's address is reserved even before that Service is stored,
+        // for every Service but that one (which may be re-applied with its own address).
+        let reserved = (own_key != object_key(&info, "default", "kubernetes"))
+            .then_some(u32::from(KUBERNETES_IP));
+        let mut taken = Taken { ips: reserved.into_iter().collect(), node_ports: BTreeSet::new() };
         let snapshot = store.list(&resource_prefix(&info));
         for entry in snapshot.entries().filter(|e| e.key != own_key) {
             let spec = &entry.object["spec"];
