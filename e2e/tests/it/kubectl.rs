@@ -385,6 +385,29 @@ fn install_manifests_with_access_and_policy_kinds_apply_under_strict_validation(
 }
 
 #[test]
+fn a_list_from_get_applies_back_and_is_checked_against_openapi_v2() {
+    let k = Keelson::up_with(&["--no-controllers"]);
+    k.ok(&["create", "configmap", "settings", "--from-literal=mode=fast"]);
+    k.ok(&["create", "deployment", "web", "--image=nginx:1.27"]);
+    // A `kind: List` is validated on the client against /openapi/v2 (kubectl's protobuf form).
+    let listed = k.ok(&["get", "service,configmap,deployment", "-o", "yaml"]);
+    assert!(listed.contains("kind: List"), "{listed}");
+    let list = k.manifest("list.yaml", &listed);
+    let applied = k.ok(&["apply", "-f", &list]);
+    for object in ["service/kubernetes", "configmap/settings", "deployment.apps/web"] {
+        assert!(applied.contains(&format!("{object} configured")), "{object}:\n{applied}");
+    }
+    let typo = k.manifest("typo.yaml", &listed.replace("\n  data:\n", "\n  datta:\n"));
+    let refused = k.fails(&["apply", "-f", &typo]);
+    assert!(
+        refused.contains(r#"unknown field "datta" in io.k8s.api.core.v1.ConfigMap"#),
+        "{refused}"
+    );
+    let explained = k.ok(&["explain", "deployment.spec.replicas", "--output=plaintext-openapiv2"]);
+    assert!(explained.contains("FIELD:    replicas <integer>"), "{explained}");
+}
+
+#[test]
 fn services_get_cluster_ips_and_node_ports_that_stay_theirs() {
     let k = Keelson::up_with(&["--no-controllers"]);
     assert_eq!(k.jsonpath("service", "kubernetes", "{.spec.clusterIP}"), "10.96.0.1");

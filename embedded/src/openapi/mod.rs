@@ -1,4 +1,5 @@
-//! OpenAPI v3 (`/openapi/v3` and `/openapi/v3/<gv>`) built from the catalog.
+//! OpenAPI v3 (`/openapi/v3` and `/openapi/v3/<gv>`) built from the catalog, and the
+//! definitions-only OpenAPI v2 document of [`v2`].
 //!
 //! kubectl uses these documents to (1) decide whether the server supports
 //! `fieldValidation` for a GVK (a PATCH operation carrying
@@ -20,9 +21,13 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{ResourceInfo, object_meta_schema, schema_for};
 use crate::discovery::groups;
 
+mod gnostic;
 mod paths;
 #[cfg(test)]
 mod tests;
+pub mod v2;
+#[cfg(test)]
+mod v2_tests;
 
 pub(crate) const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
 pub(crate) const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
@@ -160,6 +165,25 @@ fn list_schema(info: &ResourceInfo) -> Value {
     })
 }
 
+/// The component schemas of `resources`: each kind, its list, and the shared meta types they
+/// refer to.
+fn schemas<'a>(resources: impl Iterator<Item = &'a ResourceInfo>) -> Map<String, Value> {
+    named_schemas(resources).collect()
+}
+
+/// [`schemas`] one by one, each built only when it is reached.
+fn named_schemas<'a>(
+    resources: impl Iterator<Item = &'a ResourceInfo>,
+) -> impl Iterator<Item = (String, Value)> {
+    let common = common_schemas().iter().map(|(name, schema)| (name.clone(), schema.clone()));
+    common.chain(resources.flat_map(|info| {
+        [
+            (schema_name(info), kind_schema(info)),
+            (format!("{}List", schema_name(info)), list_schema(info)),
+        ]
+    }))
+}
+
 /// The OpenAPI 3.0 document of one group-version (`group` `""` = core), or
 /// `None` if nothing is served there.
 pub fn document(infos: &[Arc<ResourceInfo>], group: &str, version: &str) -> Option<Value> {
@@ -169,11 +193,9 @@ pub fn document(infos: &[Arc<ResourceInfo>], group: &str, version: &str) -> Opti
         return None;
     }
     resources.sort_by(|a, b| a.resource.cmp(&b.resource));
-    let mut schemas = common_schemas().clone();
+    let schemas = schemas(resources.iter().copied());
     let mut paths = Map::new();
     for info in resources {
-        schemas.insert(schema_name(info), kind_schema(info));
-        schemas.insert(format!("{}List", schema_name(info)), list_schema(info));
         paths::add_paths(&mut paths, info);
     }
     Some(json!({

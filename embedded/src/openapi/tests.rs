@@ -3,7 +3,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::catalog::{builtin_resources, tests::widget_crd};
 
-fn catalog() -> Vec<std::sync::Arc<ResourceInfo>> {
+pub(super) fn catalog() -> Vec<std::sync::Arc<ResourceInfo>> {
     let mut infos = builtin_resources();
     infos.extend(ResourceInfo::from_crd(&widget_crd()));
     infos.into_iter().map(std::sync::Arc::new).collect()

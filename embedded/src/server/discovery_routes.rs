@@ -1,4 +1,4 @@
-//! `/version`, health, discovery (legacy and aggregated, by `Accept`) and OpenAPI v3.
+//! `/version`, health, discovery (legacy and aggregated, by `Accept`) and OpenAPI v2 and v3.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::discovery::{self, DiscoveryFormat};
+use crate::openapi;
 
 use super::ApiState;
 use super::errors::ApiError;
@@ -103,6 +104,28 @@ pub(crate) async fn group_version_resources(
 /// `GET /openapi/v3`.
 pub(crate) async fn openapi_index(State(state): State<ApiState>) -> Response {
     json_text(state.registry.served().openapi_index())
+}
+
+/// `GET /openapi/v2`: gnostic's protobuf when the client asks for it (kubectl does), else JSON.
+pub(crate) async fn openapi_v2(State(state): State<ApiState>, headers: HeaderMap) -> Response {
+    let served = state.registry.served();
+    let wants_protobuf = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|media| media.split(';').next())
+        .any(|media| openapi::v2::PROTOBUF_ACCEPTED.contains(&media.trim()));
+    if wants_protobuf {
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, openapi::v2::PROTOBUF)],
+            served.openapi_v2_protobuf(),
+        )
+            .into_response()
+    } else {
+        json_text(served.openapi_v2_json())
+    }
 }
 
 /// `GET /openapi/v3/api/v1` or `/openapi/v3/apis/<group>/<version>`.

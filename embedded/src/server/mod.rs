@@ -257,6 +257,7 @@ fn router(state: ApiState) -> Router {
         .route("/apis/{group}", get(discovery_routes::group))
         .route("/apis/{group}/{version}", get(discovery_routes::group_version_resources))
         .route("/apis/{group}/{version}/{*rest}", any(group_resource))
+        .route("/openapi/v2", get(discovery_routes::openapi_v2))
         .route("/openapi/v3", get(discovery_routes::openapi_index))
         .route("/openapi/v3/{*gv}", get(discovery_routes::openapi_document))
         .fallback(|request: Request| async move { ApiError::no_route(request.uri().path()) })

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
+use axum::body::Bytes;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
@@ -31,6 +32,8 @@ pub struct Served {
     validators: HashMap<(String, String, String), Arc<SchemaValidator>>,
     openapi_index: OnceLock<Arc<str>>,
     openapi_documents: Mutex<HashMap<GroupVersion, Option<Arc<str>>>>,
+    openapi_v2_json: OnceLock<Arc<str>>,
+    openapi_v2_protobuf: OnceLock<Bytes>,
 }
 
 impl Served {
@@ -66,6 +69,20 @@ impl Served {
                 crate::openapi::document(&self.resources, group, version)
                     .map(|d| d.to_string().into())
             })
+            .clone()
+    }
+
+    /// The `/openapi/v2` document as JSON text, built once per view.
+    pub fn openapi_v2_json(&self) -> Arc<str> {
+        self.openapi_v2_json
+            .get_or_init(|| crate::openapi::v2::json(&self.resources).into())
+            .clone()
+    }
+
+    /// The `/openapi/v2` document in gnostic's protobuf encoding, built once per view.
+    pub fn openapi_v2_protobuf(&self) -> Bytes {
+        self.openapi_v2_protobuf
+            .get_or_init(|| crate::openapi::v2::protobuf(&self.resources).into())
             .clone()
     }
 }
