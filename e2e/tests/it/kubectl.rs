@@ -408,6 +408,34 @@ fn a_list_from_get_applies_back_and_is_checked_against_openapi_v2() {
 }
 
 #[test]
+fn create_token_issues_a_service_account_token_the_server_accepts() {
+    let k = Keelson::up_with(&["--no-controllers"]);
+    k.ok(&["create", "serviceaccount", "bot"]);
+    let token = k.ok(&["create", "token", "bot"]).trim().to_owned();
+    let whoami = k.ok(&["--token", &token, "auth", "whoami"]);
+    assert!(whoami.contains("system:serviceaccount:default:bot"), "{whoami}");
+    assert!(whoami.contains("system:serviceaccounts:default"), "{whoami}");
+    assert!(k.ok(&["--token", &token, "get", "serviceaccounts"]).contains("bot"));
+
+    let short = k.fails(&["create", "token", "bot", "--duration=5m"]);
+    assert!(short.contains("may not specify a duration less than 10 minutes"), "{short}");
+    let missing = k.fails(&["create", "token", "nobody"]);
+    assert!(missing.contains(r#"serviceaccounts "nobody" not found"#), "{missing}");
+
+    // A token bound to a pod names it, and ends with it.
+    k.ok(&["run", "job", "--image=busybox"]);
+    let bound =
+        k.ok(&["create", "token", "bot", "--bound-object-kind=Pod", "--bound-object-name=job"]);
+    let bound = bound.trim();
+    assert!(k.ok(&["--token", bound, "auth", "whoami"]).contains("pod-name"));
+    k.ok(&["delete", "pod", "job"]);
+    let ended = k.fails(&["--token", bound, "get", "pods"]);
+    assert!(ended.contains("Unauthorized"), "{ended}");
+    let wrong = k.fails(&["--token", "not-a-token", "get", "pods"]);
+    assert!(wrong.contains("Unauthorized"), "{wrong}");
+}
+
+#[test]
 fn services_get_cluster_ips_and_node_ports_that_stay_theirs() {
     let k = Keelson::up_with(&["--no-controllers"]);
     assert_eq!(k.jsonpath("service", "kubernetes", "{.spec.clusterIP}"), "10.96.0.1");

@@ -164,7 +164,7 @@ fn event_columns() -> Vec<PrinterColumn> {
 }
 
 pub(super) fn all() -> Vec<ResourceInfo> {
-    use Subresource::{Log, Status};
+    use Subresource::{Log, Status, Token};
     let pod_fields = [
         "spec.nodeName",
         "spec.restartPolicy",
@@ -366,6 +366,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             .with_schema(schema_for::<core::v1::Secret>()),
         res("", "serviceaccounts", "serviceaccount", "ServiceAccount", true)
             .short(&["sa"])
+            .subs(vec![Token])
             .cols(vec![
                 col("Secrets", "integer", "computed:serviceaccount-secrets", "Number of secrets."),
                 age(),

@@ -82,15 +82,28 @@ pub enum Subresource {
     },
     /// `/log` (pods only).
     Log,
+    /// `/token` (service accounts only): creates a `TokenRequest`.
+    Token,
 }
 
 impl Subresource {
-    /// The URL segment of the subresource (`status`, `scale`, `log`).
+    /// The URL segment of the subresource (`status`, `scale`, `log`, `token`).
     pub fn name(&self) -> &'static str {
         match self {
             Subresource::Status => "status",
             Subresource::Scale { .. } => "scale",
             Subresource::Log => "log",
+            Subresource::Token => "token",
+        }
+    }
+
+    /// The group, version and kind the subresource reads and writes, when it is not the
+    /// resource's own kind.
+    pub fn other_kind(&self) -> Option<(&'static str, &'static str, &'static str)> {
+        match self {
+            Subresource::Scale { .. } => Some(("autoscaling", "v1", "Scale")),
+            Subresource::Token => Some(("authentication.k8s.io", "v1", "TokenRequest")),
+            Subresource::Status | Subresource::Log => None,
         }
     }
 
@@ -99,6 +112,7 @@ impl Subresource {
         match self {
             Subresource::Status | Subresource::Scale { .. } => &["get", "patch", "update"],
             Subresource::Log => &["get"],
+            Subresource::Token => &["create"],
         }
     }
 }

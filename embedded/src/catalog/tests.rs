@@ -24,7 +24,7 @@ fn builtins_have_scope_short_names_and_subresources() {
         ("", "configmaps", "ConfigMap", true, &["cm"], &[], false),
         ("", "secrets", "Secret", true, &[], &[], false),
         ("", "services", "Service", true, &["svc"], &["status"], true),
-        ("", "serviceaccounts", "ServiceAccount", true, &["sa"], &[], false),
+        ("", "serviceaccounts", "ServiceAccount", true, &["sa"], &["token"], false),
         ("", "pods", "Pod", true, &["po"], &["status", "log"], true),
         ("", "nodes", "Node", false, &["no"], &["status"], false),
         ("", "persistentvolumeclaims", "PersistentVolumeClaim", true, &["pvc"], &["status"], false),

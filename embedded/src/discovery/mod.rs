@@ -15,7 +15,7 @@ use kube_core::discovery::v2::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{ResourceInfo, Subresource, compare_kube_versions};
+use crate::catalog::{ResourceInfo, compare_kube_versions};
 
 #[cfg(test)]
 mod tests;
@@ -223,10 +223,10 @@ fn legacy_resource(info: &ResourceInfo) -> Vec<Value> {
             "kind": info.kind,
             "verbs": sub.verbs(),
         });
-        if let Subresource::Scale { .. } = sub {
-            entry["group"] = json!("autoscaling");
-            entry["version"] = json!("v1");
-            entry["kind"] = json!("Scale");
+        if let Some((group, version, kind)) = sub.other_kind() {
+            entry["group"] = json!(group);
+            entry["version"] = json!(version);
+            entry["kind"] = json!(kind);
         }
         out.push(entry);
     }
@@ -275,9 +275,9 @@ fn aggregated_resource(info: &ResourceInfo) -> APIResourceDiscovery {
             .iter()
             .map(|sub| APISubresourceDiscovery {
                 subresource: Some(sub.name().to_owned()),
-                response_kind: Some(match sub {
-                    Subresource::Scale { .. } => gvk("autoscaling", "v1", "Scale"),
-                    _ => gvk(&info.group, &info.version, &info.kind),
+                response_kind: Some(match sub.other_kind() {
+                    Some((group, version, kind)) => gvk(group, version, kind),
+                    None => gvk(&info.group, &info.version, &info.kind),
                 }),
                 accepted_types: Vec::new(),
                 verbs: sub.verbs().iter().map(|v| (*v).to_owned()).collect(),

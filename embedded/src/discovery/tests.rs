@@ -114,6 +114,11 @@ fn legacy_documents() {
         (&json!("autoscaling"), &json!("v1"), &json!("Scale"))
     );
     assert_eq!(scale["verbs"], json!(["get", "patch", "update"]));
+    let token = resource(&core, "serviceaccounts/token");
+    assert_eq!(
+        (&token["group"], &token["version"], &token["kind"], &token["verbs"]),
+        (&json!("authentication.k8s.io"), &json!("v1"), &json!("TokenRequest"), &json!(["create"]))
+    );
     let cr_scale = resource(
         resource_list(&infos, "serving.keelson.dev", "v1alpha1").as_ref().unwrap(),
         "modeldeployments/scale",

@@ -332,7 +332,7 @@ pub(crate) fn add_paths(paths: &mut Map<String, Value>, info: &ResourceInfo) {
                 &ref_to(super::SCALE),
                 false,
             ),
-            Subresource::Log => {}
+            Subresource::Log | Subresource::Token => {}
         }
     }
     if info.subresource("log").is_some() {

@@ -3,7 +3,8 @@
 //!
 //! kubectl's typed clients send protobuf for `kubectl create namespace`, `configmap`, `secret`,
 //! `serviceaccount`, `service`, `deployment` and `job`, and `kubectl drain` sends the
-//! `DeleteOptions` of its pod deletes and `kubectl auth` its reviews in protobuf; they do not retry with JSON on a 415, so
+//! `DeleteOptions` of its pod deletes, `kubectl auth` its reviews and `kubectl create token` its
+//! `TokenRequest` in protobuf; they do not retry with JSON on a 415, so
 //! the server has to read protobuf for those kinds. Every other kind is refused with
 //! [`ProtobufError::UnsupportedKind`].
 //!
@@ -35,7 +36,7 @@ mod reviews;
 mod tests;
 
 use k8s_pb::api::apps::v1::Deployment;
-use k8s_pb::api::authentication::v1::SelfSubjectReview;
+use k8s_pb::api::authentication::v1::{SelfSubjectReview, TokenRequest};
 use k8s_pb::api::authorization::v1::{SelfSubjectAccessReview, SelfSubjectRulesReview};
 use k8s_pb::api::batch::v1::{CronJob, Job};
 use k8s_pb::api::core::v1::{ConfigMap, Namespace, ResourceQuota, Secret, Service, ServiceAccount};
@@ -148,6 +149,9 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
         }
         ("authentication.k8s.io/v1", "SelfSubjectReview") => {
             convert::<SelfSubjectReview>(&raw, &kind, reviews::self_review)?
+        }
+        ("authentication.k8s.io/v1", "TokenRequest") => {
+            convert::<TokenRequest>(&raw, &kind, reviews::token_request)?
         }
         // Registered in every group version, so named with the addressed one.
         (_, "DeleteOptions") => convert::<DeleteOptions>(&raw, &kind, meta::delete_options)?,

@@ -1,8 +1,11 @@
 //! Conversions of the reviews kubectl sends over protobuf (`kubectl auth can-i`, `can-i --list`,
-//! `whoami`). Their `status` is the server's answer, so what a request carries there is left
-//! out rather than refused (Go writes the empty struct).
+//! `whoami`), and of the token requests of `kubectl create token`. Their `status` is the server's
+//! answer, so what a request carries there is left out rather than refused (Go writes the empty
+//! struct).
 
-use k8s_pb::api::authentication::v1::SelfSubjectReview;
+use k8s_pb::api::authentication::v1::{
+    BoundObjectReference, SelfSubjectReview, TokenRequest, TokenRequestSpec,
+};
 use k8s_pb::api::authorization::v1::{
     NonResourceAttributes, ResourceAttributes, SelfSubjectAccessReview,
     SelfSubjectAccessReviewSpec, SelfSubjectRulesReview, SelfSubjectRulesReviewSpec,
@@ -76,5 +79,30 @@ pub(crate) fn self_review(review: SelfSubjectReview, ctx: &mut Ctx) -> Map<Strin
     let SelfSubjectReview { metadata, status: _ } = review;
     let mut out = Object::default();
     out.put("metadata", object_meta(metadata, ctx, "metadata"));
+    out.into()
+}
+
+/// A `TokenRequest`: the audiences, lifetime and bound object it asks for.
+pub(crate) fn token_request(request: TokenRequest, ctx: &mut Ctx) -> Map<String, Value> {
+    let TokenRequest { metadata, spec, status: _ } = request;
+    let TokenRequestSpec { audiences, expiration_seconds, bound_object_ref } =
+        spec.unwrap_or_default();
+    let mut spec = Object::default();
+    spec.put("audiences", audiences);
+    spec.put("expirationSeconds", expiration_seconds);
+    spec.put(
+        "boundObjectRef",
+        bound_object_ref.map(|BoundObjectReference { kind, api_version, name, u_id }| {
+            let mut bound = Object::default();
+            bound.omitempty("kind", kind);
+            bound.omitempty("apiVersion", api_version);
+            bound.omitempty("name", name);
+            bound.omitempty("uid", u_id);
+            Value::from(bound)
+        }),
+    );
+    let mut out = Object::default();
+    out.put("metadata", object_meta(metadata, ctx, "metadata"));
+    out.put("spec", spec);
     out.into()
 }

@@ -19,6 +19,7 @@ mod root_ca;
 mod service_accounts;
 mod services;
 pub mod tls;
+mod tokens;
 mod watch;
 mod write;
 
@@ -30,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path, Query as RawQuery, Request, State};
+use axum::extract::{DefaultBodyLimit, Extension, Path, Query as RawQuery, Request, State};
 use axum::http::{HeaderMap, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -44,6 +45,7 @@ pub use errors::ApiError;
 use errors::ApiResult;
 use paths::Target;
 pub use registry::Registry;
+use tokens::{Identity, TokenKeys};
 
 /// How to run the API server.
 #[derive(Clone, Debug)]
@@ -110,6 +112,8 @@ pub(crate) struct ApiState {
     /// The data directory, where the local node keeps pod logs.
     pub(crate) data_dir: Arc<std::path::Path>,
     token: Arc<str>,
+    /// Signs and checks service account tokens.
+    tokens: TokenKeys,
     /// Snapshots of paginated lists, one per revision, so that later pages read the same state.
     snapshots: Arc<Mutex<VecDeque<Snapshot>>>,
     /// Hands out Services' cluster IPs and node ports.
@@ -209,6 +213,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         registry,
         data_dir: config.data_dir.clone().into(),
         token: credentials.token.clone().into(),
+        tokens: TokenKeys::from_pem(&credentials.service_account_key_pem)
+            .map_err(|e| StartError::Tls(format!("the service account key: {e}")))?,
         snapshots: Arc::default(),
         services: services::Allocator::default(),
         ca_pem: credentials.ca_pem.clone().into(),
@@ -272,18 +278,26 @@ async fn method_not_allowed(request: Request) -> ApiError {
     ApiError::method_not_allowed(request.method().as_str(), request.uri().path())
 }
 
-/// Refuses requests without the bearer token (compared in constant time).
-async fn authenticate(State(state): State<ApiState>, request: Request, next: Next) -> Response {
+/// Refuses requests without the admin bearer token (compared in constant time) or a service
+/// account token the server accepts, and tells the handlers who the request is from.
+async fn authenticate(State(state): State<ApiState>, mut request: Request, next: Next) -> Response {
     let presented = request
         .headers()
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or_default();
-    if bool::from(presented.as_bytes().ct_eq(state.token.as_bytes())) {
-        next.run(request).await
+    let identity = if bool::from(presented.as_bytes().ct_eq(state.token.as_bytes())) {
+        Some(Identity::Admin)
     } else {
-        ApiError::unauthorized().into_response()
+        tokens::authenticate(&state.tokens, &state.store, presented)
+    };
+    match identity {
+        Some(identity) => {
+            request.extensions_mut().insert(identity);
+            next.run(request).await
+        }
+        None => ApiError::unauthorized().into_response(),
     }
 }
 
@@ -294,6 +308,8 @@ pub(crate) struct ResourceRequest {
     pub(crate) query: query::Query,
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
+    /// Who the request is from.
+    pub(crate) identity: Identity,
 }
 
 async fn core_resource(
@@ -301,10 +317,12 @@ async fn core_resource(
     Path(rest): Path<String>,
     method: Method,
     RawQuery(params): RawQuery<HashMap<String, String>>,
+    Extension(identity): Extension<Identity>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    dispatch(state, "", "v1", &rest, method, params, headers, body).await
+    let request = (method, params, identity, headers);
+    dispatch(state, "", "v1", &rest, request, body).await
 }
 
 async fn group_resource(
@@ -312,21 +330,23 @@ async fn group_resource(
     Path((group, version, rest)): Path<(String, String, String)>,
     method: Method,
     RawQuery(params): RawQuery<HashMap<String, String>>,
+    Extension(identity): Extension<Identity>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    dispatch(state, &group, &version, &rest, method, params, headers, body).await
+    let request = (method, params, identity, headers);
+    dispatch(state, &group, &version, &rest, request, body).await
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What a resource request's handler extracted besides its path and body.
+type RequestParts = (Method, HashMap<String, String>, Identity, HeaderMap);
+
 async fn dispatch(
     state: ApiState,
     group: &str,
     version: &str,
     rest: &str,
-    method: Method,
-    params: HashMap<String, String>,
-    headers: HeaderMap,
+    (method, params, identity, headers): RequestParts,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let result: ApiResult<Response> = async {
@@ -335,7 +355,7 @@ async fn dispatch(
         let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
         let target = paths::resolve(&state.registry.served(), group, version, &segments)?;
         let query = query::Query::parse(params)?;
-        let request = ResourceRequest { method, target, query, headers, body };
+        let request = ResourceRequest { method, target, query, headers, body, identity };
         route(&state, request).await
     }
     .await;
@@ -355,6 +375,9 @@ async fn route(state: &ApiState, request: ResourceRequest) -> ApiResult<Response
         (&Method::GET, true, Some("log")) => pod_log::pod_log(state, request).await,
         (&Method::GET, true, _) => read::get(state, request),
         (&Method::POST, false, _) => write::create(state, request).await,
+        (&Method::POST, true, Some("token")) => {
+            tokens::create(&state.tokens, &state.store, &request)
+        }
         (&Method::PUT, true, Some("scale")) => write::update_scale(state, request).await,
         (&Method::PUT, true, _) => write::update(state, request).await,
         (&Method::PATCH, true, _) => write::patch(state, request).await,

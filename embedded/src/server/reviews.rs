@@ -1,8 +1,8 @@
 //! The reviews clients ask for before they act: a SelfSubjectAccessReview (`kubectl auth can-i`,
 //! and tools such as k9s before they list), a SelfSubjectRulesReview (`kubectl auth can-i
 //! --list`) and a SelfSubjectReview (`kubectl auth whoami`). They are answered from the request
-//! and never stored. The server knows one bearer token, which may do everything, so every review
-//! allows everything.
+//! and never stored. The server authorizes nothing: the admin token and the service account
+//! tokens it issued may do everything, so every review allows everything.
 
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
@@ -15,10 +15,6 @@ use super::errors::{ApiError, ApiResult, Cause};
 use super::objects::check_type;
 use super::read::json_response;
 use super::write::body;
-
-/// The user the bearer token authenticates as, and its groups.
-const USER: &str = "keelson-admin";
-const GROUPS: [&str; 2] = ["system:masters", "system:authenticated"];
 
 /// Whether `info` is one of the review kinds.
 pub(crate) fn is_review(info: &ResourceInfo) -> bool {
@@ -36,7 +32,10 @@ pub(crate) fn review(request: &ResourceRequest) -> ApiResult<Response> {
     if info.kind == "SelfSubjectAccessReview" {
         check_attributes(info, &object)?;
     }
-    object["status"] = status(&info.kind);
+    object["status"] = match info.kind.as_str() {
+        "SelfSubjectReview" => json!({ "userInfo": request.identity.user_info() }),
+        kind => status(kind),
+    };
     Ok(json_response(StatusCode::CREATED, &object, &[]))
 }
 
@@ -55,17 +54,17 @@ fn check_attributes(info: &ResourceInfo, review: &Value) -> ApiResult<()> {
     Err(ApiError::invalid(&info.group, &info.kind, "", vec![cause]))
 }
 
-/// The status of a review of `kind`: all is allowed.
+/// The status of an access or rules review: all is allowed.
 fn status(kind: &str) -> Value {
-    match kind {
-        "SelfSubjectAccessReview" => {
-            json!({ "allowed": true, "reason": "keelson's bearer token may do everything" })
-        }
-        "SelfSubjectRulesReview" => json!({
-            "resourceRules": [{ "verbs": ["*"], "apiGroups": ["*"], "resources": ["*"] }],
-            "nonResourceRules": [{ "verbs": ["*"], "nonResourceURLs": ["*"] }],
-            "incomplete": false,
-        }),
-        _ => json!({ "userInfo": { "username": USER, "groups": GROUPS } }),
+    if kind == "SelfSubjectAccessReview" {
+        return json!({
+            "allowed": true,
+            "reason": "keelson authorizes nothing: whoever authenticates may do everything",
+        });
     }
+    json!({
+        "resourceRules": [{ "verbs": ["*"], "apiGroups": ["*"], "resources": ["*"] }],
+        "nonResourceRules": [{ "verbs": ["*"], "nonResourceURLs": ["*"] }],
+        "incomplete": false,
+    })
 }

@@ -1,5 +1,6 @@
 //! The server's credentials: a CA kept in the data directory, a serving certificate issued by it
-//! on every start (so its names always match the bind address), and a random bearer token.
+//! on every start (so its names always match the bind address), a random bearer token, and the
+//! key service account tokens are signed with.
 //!
 //! Everything secret is written with mode 0600 and never logged.
 
@@ -40,6 +41,8 @@ pub struct Credentials {
     pub key_pem: String,
     /// The bearer token clients must send.
     pub token: String,
+    /// The key service account tokens are signed with (PKCS#8 PEM).
+    pub service_account_key_pem: String,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -51,8 +54,10 @@ impl std::fmt::Debug for Credentials {
 const CA_CERT: &str = "ca.crt";
 const CA_KEY: &str = "ca.key";
 const TOKEN: &str = "token";
+const SERVICE_ACCOUNT_KEY: &str = "sa.key";
 
-/// Loads the CA and token from `dir/pki` (creating them on first start) and issues a serving
+/// Loads the CA, the token and the service account key from `dir/pki` (creating them on first
+/// start) and issues a serving
 /// certificate for `localhost`, the loopback addresses and `extra_ips`.
 pub fn load_or_create(dir: &Path, extra_ips: &[IpAddr]) -> Result<Credentials, CredentialsError> {
     let pki = dir.join("pki");
@@ -78,6 +83,14 @@ pub fn load_or_create(dir: &Path, extra_ips: &[IpAddr]) -> Result<Credentials, C
             token
         }
     };
+    let service_account_key_pem = match read(&pki.join(SERVICE_ACCOUNT_KEY))? {
+        Some(key) => key,
+        None => {
+            let key = KeyPair::generate()?.serialize_pem();
+            write_secret(&pki.join(SERVICE_ACCOUNT_KEY), &key)?;
+            key
+        }
+    };
 
     let issuer = Issuer::new(ca_params, ca_key);
     let server_key = KeyPair::generate()?;
@@ -87,6 +100,7 @@ pub fn load_or_create(dir: &Path, extra_ips: &[IpAddr]) -> Result<Credentials, C
         cert_pem: server_cert.pem(),
         key_pem: server_key.serialize_pem(),
         token,
+        service_account_key_pem,
     })
 }
 

@@ -5,4 +5,5 @@ mod crud;
 mod custom;
 mod runtime;
 mod support;
+mod tokens;
 mod watching;
