@@ -436,6 +436,36 @@ fn create_token_issues_a_service_account_token_the_server_accepts() {
 }
 
 #[test]
+fn autoscale_writes_autoscaling_v1_which_reads_back_through_both_versions() {
+    let k = Keelson::up_with(&["--no-controllers"]);
+    k.ok(&["create", "deployment", "web", "--image=nginx:1.27"]);
+    let made = k.ok(&["autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=60"]);
+    assert!(made.contains("horizontalpodautoscaler.autoscaling/web autoscaled"), "{made}");
+    k.ok(&["autoscale", "deployment", "web", "--max=3", "--name=plain"]);
+    let listed = k.ok(&["get", "hpa"]);
+    let row = |name: &str| listed.lines().find(|l| l.starts_with(name)).unwrap().to_owned();
+    let web: Vec<String> = row("web ").split_whitespace().map(str::to_owned).collect();
+    assert_eq!(web[1..6], ["Deployment/web", "cpu:", "<unknown>/60%", "2", "5"], "{listed}");
+    assert!(row("plain").contains("<unknown>/80%"), "no target is upstream's 80%: {listed}");
+
+    let v1 = "horizontalpodautoscalers.v1.autoscaling";
+    let cpu = "{.spec.targetCPUUtilizationPercentage}";
+    assert_eq!(k.jsonpath(v1, "web", cpu), "60");
+    let v2 = "horizontalpodautoscalers.v2.autoscaling";
+    let utilization = "{.spec.metrics[0].resource.target.averageUtilization}";
+    assert_eq!(k.jsonpath(v2, "web", utilization), "60");
+
+    // A v2 object with a metric v1 has no field for keeps it through a v1 round trip.
+    let memory = r#"{"spec":{"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":60}}},{"type":"Resource","resource":{"name":"memory","target":{"type":"AverageValue","averageValue":"500Mi"}}}]}}"#;
+    k.ok(&["patch", v2, "web", "--type=merge", "-p", memory]);
+    let through_v1 = k.manifest("web-v1.yaml", &k.ok(&["get", v1, "web", "-o", "yaml"]));
+    k.ok(&["replace", "-f", &through_v1]);
+    assert_eq!(k.jsonpath(v2, "web", "{.spec.metrics[1].resource.name}"), "memory");
+    let annotations = k.jsonpath(v2, "web", "{.metadata.annotations}");
+    assert!(annotations.is_empty(), "the round trip's annotation is not stored: {annotations}");
+}
+
+#[test]
 fn services_get_cluster_ips_and_node_ports_that_stay_theirs() {
     let k = Keelson::up_with(&["--no-controllers"]);
     assert_eq!(k.jsonpath("service", "kubernetes", "{.spec.clusterIP}"), "10.96.0.1");

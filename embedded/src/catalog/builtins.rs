@@ -19,6 +19,28 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }
 
+/// HorizontalPodAutoscalers, served as `autoscaling/v2` and `v1` (see `server::convert`).
+fn autoscalers() -> ResourceInfo {
+    res(
+        "autoscaling",
+        "horizontalpodautoscalers",
+        "horizontalpodautoscaler",
+        "HorizontalPodAutoscaler",
+        true,
+    )
+    .short(&["hpa"])
+    .all_category()
+    .subs(vec![Subresource::Status])
+    .cols(vec![
+        col("Reference", "string", "computed:hpa-reference", "The scaled workload."),
+        col("Targets", "string", "computed:hpa-targets", "Current and target metrics."),
+        col("MinPods", "string", "computed:or-unset:.spec.minReplicas", "The fewest replicas."),
+        col("MaxPods", "integer", ".spec.maxReplicas", "The most replicas."),
+        col("Replicas", "integer", ".status.currentReplicas", "The replicas now."),
+        age(),
+    ])
+}
+
 fn res(group: &str, resource: &str, singular: &str, kind: &str, namespaced: bool) -> ResourceInfo {
     ResourceInfo {
         group: group.to_owned(),
@@ -571,20 +593,11 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 age(),
             ])
             .with_schema(schema_for::<policy::v1::PodDisruptionBudget>()),
-        res("autoscaling", "horizontalpodautoscalers", "horizontalpodautoscaler", "HorizontalPodAutoscaler", true)
-            .short(&["hpa"])
-            .all_category()
-            .subs(vec![Status])
-            .cols(vec![
-                col("Reference", "string", "computed:hpa-reference", "The scaled workload."),
-                col("Targets", "string", "computed:hpa-targets", "Current and target metrics."),
-                col("MinPods", "string", "computed:or-none:.spec.minReplicas", "The fewest replicas."),
-                col("MaxPods", "integer", ".spec.maxReplicas", "The most replicas."),
-                col("Replicas", "integer", ".status.currentReplicas", "The replicas now."),
-                age(),
-            ])
+        autoscalers()
             .with_version("v2")
             .with_schema(schema_for::<autoscaling::v2::HorizontalPodAutoscaler>()),
+        // autoscaling/v1: the same storage, converted (what `kubectl autoscale` writes).
+        autoscalers().with_schema(schema_for::<autoscaling::v1::HorizontalPodAutoscaler>()),
         res("networking.k8s.io", "ingressclasses", "ingressclass", "IngressClass", false)
             .cols(vec![
                 col("Controller", "string", ".spec.controller", "The controller of the class."),

@@ -73,6 +73,7 @@ fn index_lists_every_group_version() {
             "apis/apps/v1",
             "apis/authentication.k8s.io/v1",
             "apis/authorization.k8s.io/v1",
+            "apis/autoscaling/v1",
             "apis/autoscaling/v2",
             "apis/batch/v1",
             "apis/coordination.k8s.io/v1",

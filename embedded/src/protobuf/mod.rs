@@ -2,7 +2,7 @@
 //! into the JSON objects the server stores.
 //!
 //! kubectl's typed clients send protobuf for `kubectl create namespace`, `configmap`, `secret`,
-//! `serviceaccount`, `service`, `deployment` and `job`, and `kubectl drain` sends the
+//! `serviceaccount`, `service`, `deployment` and `job` and for `kubectl autoscale`, and `kubectl drain` sends the
 //! `DeleteOptions` of its pod deletes, `kubectl auth` its reviews and `kubectl create token` its
 //! `TokenRequest` in protobuf; they do not retry with JSON on a 415, so
 //! the server has to read protobuf for those kinds. Every other kind is refused with
@@ -25,6 +25,7 @@
 //!   (`kubectl apply`), which the server reads in full.
 
 mod apps;
+mod autoscaling;
 mod batch;
 mod core;
 mod fields;
@@ -38,6 +39,7 @@ mod tests;
 use k8s_pb::api::apps::v1::Deployment;
 use k8s_pb::api::authentication::v1::{SelfSubjectReview, TokenRequest};
 use k8s_pb::api::authorization::v1::{SelfSubjectAccessReview, SelfSubjectRulesReview};
+use k8s_pb::api::autoscaling::v1::HorizontalPodAutoscaler;
 use k8s_pb::api::batch::v1::{CronJob, Job};
 use k8s_pb::api::core::v1::{ConfigMap, Namespace, ResourceQuota, Secret, Service, ServiceAccount};
 use k8s_pb::api::networking::v1::Ingress;
@@ -139,6 +141,9 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
             convert::<PodDisruptionBudget>(&raw, &kind, policy::pod_disruption_budget)?
         }
         ("apps/v1", "Deployment") => convert::<Deployment>(&raw, &kind, apps::deployment)?,
+        ("autoscaling/v1", "HorizontalPodAutoscaler") => {
+            convert::<HorizontalPodAutoscaler>(&raw, &kind, autoscaling::horizontal_pod_autoscaler)?
+        }
         ("batch/v1", "Job") => convert::<Job>(&raw, &kind, batch::job)?,
         ("batch/v1", "CronJob") => convert::<CronJob>(&raw, &kind, batch::cron_job)?,
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {

@@ -1,8 +1,9 @@
 //! Conversion between the stored form of an object and the version a request addresses.
 //!
 //! Events are stored once, as core/v1 Events, and shown through `events.k8s.io/v1` too (field
-//! names differ, as mapped below). Custom resources use the `None` conversion strategy: only
-//! `apiVersion` changes between versions.
+//! names differ, as mapped below). HorizontalPodAutoscalers are stored as `autoscaling/v2` and
+//! shown through `autoscaling/v1` too ([`hpa`]). Custom resources use the `None` conversion
+//! strategy: only `apiVersion` changes between versions.
 
 use std::borrow::Cow;
 
@@ -11,6 +12,10 @@ use serde_json::{Map, Value};
 use crate::catalog::ResourceInfo;
 
 use super::objects::is_core;
+
+mod hpa;
+
+pub(crate) use hpa::default_metrics;
 
 /// core/v1 Event field ↔ events.k8s.io/v1 Event field, where the names differ.
 const EVENT_FIELDS: [(&str, &str); 7] = [
@@ -25,6 +30,12 @@ const EVENT_FIELDS: [(&str, &str); 7] = [
 
 fn is_new_event(info: &ResourceInfo) -> bool {
     info.group == "events.k8s.io" && info.resource == "events"
+}
+
+fn is_v1_autoscaler(info: &ResourceInfo) -> bool {
+    info.group == "autoscaling"
+        && info.version == "v1"
+        && info.resource == "horizontalpodautoscalers"
 }
 
 fn rename(
@@ -45,10 +56,14 @@ fn rename(
 }
 
 /// The stored object as the addressed resource version shows it; borrowed unless a conversion
-/// changes it (an `events.k8s.io` Event, or a custom resource read through another version).
+/// changes it (an `events.k8s.io` Event, a v1 autoscaler, or a custom resource read through
+/// another version).
 pub fn from_stored<'a>(info: &ResourceInfo, object: &'a Value) -> Cow<'a, Value> {
     if is_new_event(info) {
         return Cow::Owned(rename(object.clone(), EVENT_FIELDS.into_iter(), "events.k8s.io/v1"));
+    }
+    if is_v1_autoscaler(info) {
+        return Cow::Owned(hpa::to_v1(object));
     }
     let api_version = info.api_version();
     match object.get("apiVersion").and_then(Value::as_str) {
@@ -69,6 +84,8 @@ pub fn to_stored(info: &ResourceInfo, object: Value) -> Value {
             rename(object, EVENT_FIELDS.into_iter().map(|(core, new)| (new, core)), "v1");
         show_unset_event_fields(&mut event);
         event
+    } else if is_v1_autoscaler(info) {
+        hpa::from_v1(object)
     } else if is_core(info, "events") {
         let mut event = object;
         show_unset_event_fields(&mut event);

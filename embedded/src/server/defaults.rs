@@ -30,7 +30,8 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
 /// StatefulSets, CronJobs) get upstream's defaults for what their controllers and
 /// `kubectl rollout` read (replicas, selectors, update strategy, revision history, progress
 /// deadline, concurrency and history limits); Services get their type, policies and target
-/// ports; PersistentVolumes their reclaim policy and volume mode. Other objects are left alone.
+/// ports; PersistentVolumes their reclaim policy and volume mode; autoscalers their fewest
+/// replicas and, without metrics, a CPU target. Other objects are left alone.
 pub fn normalize(info: &ResourceInfo, object: &mut Value) {
     if !info.builtin {
         return;
@@ -54,6 +55,16 @@ pub fn normalize(info: &ResourceInfo, object: &mut Value) {
             spec_of(map).entry("replicas").or_insert(json!(1));
         }
         ("", "replicationcontrollers") => replication_controller(map),
+        ("autoscaling", "horizontalpodautoscalers") => {
+            let spec = spec_of(map);
+            spec.entry("minReplicas").or_insert(json!(1));
+            // v1 has one CPU target, defaulted when its object is converted to v2.
+            let no_metrics =
+                spec.get("metrics").and_then(Value::as_array).is_none_or(Vec::is_empty);
+            if info.version == "v2" && no_metrics {
+                spec.insert("metrics".into(), super::convert::default_metrics());
+            }
+        }
         ("apps", "statefulsets") => {
             let spec = spec_of(map);
             spec.entry("replicas").or_insert(json!(1));

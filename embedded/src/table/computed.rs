@@ -136,19 +136,15 @@ pub(super) fn has_true_condition(object: &Value, type_: &str) -> bool {
 
 /// The cell for `computed:<name>`, or `None` for an unknown name.
 pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
-    if let Some(path) = name.strip_prefix("or-none:") {
-        return Some(json!(or(text(o, path), "<none>")));
-    }
-    if let Some(path) = name.strip_prefix("or-unset:") {
-        return Some(json!(or(text(o, path), "<unset>")));
-    }
-    if let Some(path) = name.strip_prefix("or-na:") {
-        let value = match get(o, path) {
-            Some(Value::String(text)) => text.clone(),
-            Some(Value::Number(number)) => number.to_string(),
-            _ => "N/A".into(),
-        };
-        return Some(json!(value));
+    for (prefix, absent) in [("or-none:", "<none>"), ("or-unset:", "<unset>"), ("or-na:", "N/A")] {
+        if let Some(path) = name.strip_prefix(prefix) {
+            let value = match get(o, path) {
+                Some(Value::String(text)) if !text.is_empty() => text.clone(),
+                Some(Value::Number(number)) => number.to_string(),
+                _ => absent.to_owned(),
+            };
+            return Some(json!(value));
+        }
     }
     if let Some(path) = name.strip_prefix("bool:") {
         return Some(json!(get(o, path).and_then(Value::as_bool).unwrap_or(false)));
@@ -470,6 +466,12 @@ fn selector(o: &Value, path: &str) -> String {
 /// An autoscaler's metrics as `name: current/target`, `<unknown>` for a current value no
 /// controller has measured; `<none>` without metrics.
 fn hpa_targets(o: &Value) -> String {
+    // An `autoscaling/v1` view has one CPU target instead of metrics.
+    if let Some(target) = get(o, "spec.targetCPUUtilizationPercentage") {
+        let current = get(o, "status.currentCPUUtilizationPercentage")
+            .map_or_else(|| "<unknown>".to_owned(), |c| format!("{c}%"));
+        return format!("cpu: {current}/{target}%");
+    }
     let current = list(o, "status.currentMetrics");
     let metrics: Vec<String> = list(o, "spec.metrics")
         .iter()

@@ -367,8 +367,14 @@ fn rows_of_the_kinds_served_for_apply_prune() {
         "maxReplicas": 5, "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}});
     assert_eq!(
         row("autoscaling", "horizontalpodautoscalers", &hpa)[1..5],
-        [json!("Deployment/web"), json!("cpu: <unknown>/80%"), json!("<none>"), json!(5)]
+        [json!("Deployment/web"), json!("cpu: <unknown>/80%"), json!("<unset>"), json!(5)]
     );
+    let mut bounded = hpa.clone();
+    bounded["spec"]["minReplicas"] = json!(2);
+    assert_eq!(row("autoscaling", "horizontalpodautoscalers", &bounded)[3], "2");
+    let v1 = json!({"metadata": {"name": "web"}, "spec": {"maxReplicas": 5, "targetCPUUtilizationPercentage": 60},
+        "status": {"currentCPUUtilizationPercentage": 42}});
+    assert_eq!(row("autoscaling", "horizontalpodautoscalers", &v1)[2], "cpu: 42%/60%");
     let policy = json!({"metadata": {"name": "deny"}, "spec": {"podSelector": {"matchLabels": {"app": "db"}}}});
     assert_eq!(row("networking.k8s.io", "networkpolicies", &policy)[1], "app=db");
     let class = json!({"metadata": {"name": "local"}, "provisioner": "keelson.dev/local-node", "reclaimPolicy": "Delete",
