@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use keelson_embedded::node::config::{self, NodeConfig};
-use keelson_embedded::node::{self, LocalNode, NodeOptions};
+use keelson_embedded::node::{self, ApiAccess, LocalNode, NodeOptions};
 use keelson_embedded::server::{self, RunningServer, ServerConfig, tls::write_secret};
 use kube::api::{Api, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -118,7 +118,7 @@ const API_TOKEN_NAME: &str = "local";
 /// node.
 pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     let started = Instant::now();
-    let node_options = args.node_options()?;
+    let mut node_options = args.node_options()?;
     let mut settings = crate::api::Settings::from_env()?;
     // The benchmark Job runs this very binary as a local process unless
     // `KEELSON_BENCH_COMMAND` names another.
@@ -144,6 +144,8 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     // Written once every CRD is served and the API token is stored, so a client that finds it
     // finds all of them.
     write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
+    node_options.api =
+        Some(ApiAccess { url: server.url(), ca_pem: server.credentials.ca_pem.clone() });
     let node =
         node::start(client.clone(), node_options).await.context("starting the local node")?;
     let (services, controllers) = match listeners {

@@ -70,6 +70,30 @@ fn a_job_runs_its_command_and_kubectl_logs_prints_its_output() {
     );
 }
 
+/// A Job whose pod runs `script` as `account`, its token mounted or not.
+fn job_as(name: &str, account: &str, automount: bool, script: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      serviceAccountName: {account}\n      automountServiceAccountToken: {automount}\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: bitnami/kubectl\n        command: [sh, -c, {script:?}]\n"
+    )
+}
+
+#[test]
+fn a_job_calls_the_api_server_as_its_service_account() {
+    let k = Keelson::up_with(&FAST);
+    k.ok(&["create", "serviceaccount", "reader"]);
+    let script = "kubectl auth whoami -o jsonpath={.status.userInfo.username}; echo; kubectl get configmap kube-root-ca.crt -o name";
+    k.apply("reader.yaml", &job_as("reader", "reader", true, script));
+    k.apply("none.yaml", &job_as("none", "reader", false, "echo ${KUBECONFIG:-no credentials}"));
+    for job in ["reader", "none"] {
+        k.ok(&["wait", "--for=condition=complete", &format!("job/{job}"), "--timeout=60s"]);
+    }
+    assert_eq!(
+        k.ok(&["logs", "job/reader"]),
+        "system:serviceaccount:default:reader\nconfigmap/kube-root-ca.crt\n"
+    );
+    assert_eq!(k.ok(&["logs", "job/none"]), "no credentials\n");
+}
+
 #[test]
 fn a_failing_job_retries_to_its_backoff_limit_and_a_deadline_kills_a_slow_one() {
     let k = Keelson::up_with(&FAST);

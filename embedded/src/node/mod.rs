@@ -29,7 +29,7 @@ use kube::Client;
 use kube::runtime::events::{Recorder, Reporter};
 use tokio::task::JoinHandle;
 
-pub use kubelet::RUN_AS_PROCESS;
+pub use kubelet::{ApiAccess, RUN_AS_PROCESS};
 
 /// How the local node runs.
 #[derive(Clone, Debug)]
@@ -48,6 +48,9 @@ pub struct NodeOptions {
     /// outlive a crash of `keelson up` and are adopted by the next one; `None` runs them
     /// directly, and they die with it.
     pub supervisor: Option<PathBuf>,
+    /// How process pods reach the API server as their ServiceAccount (see
+    /// `kubelet::service_account`); `None` gives them no credentials.
+    pub api: Option<ApiAccess>,
 }
 
 impl NodeOptions {
@@ -60,6 +63,7 @@ impl NodeOptions {
             ready_delay: Duration::from_secs(2),
             job_backoff: Duration::from_secs(10),
             supervisor: None,
+            api: None,
         }
     }
 }
@@ -96,6 +100,7 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
             process_pods: options.process_pods,
             ready_delay: options.ready_delay,
             supervisor: options.supervisor,
+            api: options.api,
         },
     );
     Ok(LocalNode { kubelet, tasks })

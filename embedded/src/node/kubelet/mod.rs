@@ -1,8 +1,11 @@
 //! The local node's kubelet: one worker per pod bound to a node, fed by a watch of all pods.
 
 mod env;
+mod service_account;
 mod status;
 mod worker;
+
+pub use service_account::ApiAccess;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -43,6 +46,9 @@ pub struct KubeletOptions {
     pub process_pods: bool,
     /// Delay before a simulated pod is ready.
     pub ready_delay: Duration,
+    /// How process pods reach the API server with their ServiceAccount's token; without it
+    /// they get no credentials.
+    pub api: Option<ApiAccess>,
 }
 
 impl Kubelet {
@@ -67,6 +73,7 @@ impl Kubelet {
             process_pods: options.process_pods,
             ready_delay: options.ready_delay,
             supervisor: options.supervisor,
+            api: options.api,
             shutdown: stop,
         });
         let workers: Arc<std::sync::Mutex<HashMap<String, Worker>>> = Arc::default();

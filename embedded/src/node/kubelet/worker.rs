@@ -14,8 +14,8 @@ use serde_json::json;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::env;
 use super::status::{self, Ended, Observed};
+use super::{env, service_account};
 use crate::node::pod_status;
 use crate::node::pods::is_terminal;
 use crate::node::runtime::logs;
@@ -44,6 +44,8 @@ pub struct Shared {
     pub ready_delay: Duration,
     /// The executable process pods run under, if any (see [`process::ProcessSpec::supervisor`]).
     pub supervisor: Option<PathBuf>,
+    /// How process pods reach the API server, if they are given credentials.
+    pub api: Option<service_account::ApiAccess>,
     /// Becomes true when the node shuts down.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -543,7 +545,7 @@ impl Worker {
         let work_dir = pod_dir.join("work");
         let hostname =
             self.pod.spec.as_ref().and_then(|s| s.hostname.clone()).unwrap_or_else(|| self.name());
-        let base = vec![
+        let mut base = vec![
             (
                 "PATH".to_owned(),
                 std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()),
@@ -551,6 +553,15 @@ impl Worker {
             ("HOME".to_owned(), work_dir.display().to_string()),
             ("HOSTNAME".to_owned(), hostname),
         ];
+        if let Some(access) = &self.shared.api {
+            let kubeconfig =
+                service_account::prepare(&self.shared.client, access, &self.pod, pod_dir)
+                    .await
+                    .map_err(Unrunnable::Config)?;
+            if let Some(path) = kubeconfig {
+                base.push(("KUBECONFIG".to_owned(), path.display().to_string()));
+            }
+        }
         let env = env::resolve(&self.shared.client, &self.pod, container, base)
             .await
             .map_err(|e| Unrunnable::Config(e.to_string()))?;
