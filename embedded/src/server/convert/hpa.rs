@@ -41,6 +41,18 @@ fn cpu_metric(part: &str, utilization: Value) -> Value {
     json!({ "type": "Resource", "resource": { "name": "cpu", part: value } })
 }
 
+/// The fields of a spec or status both versions have, as they are.
+const SHARED_SPEC: [&str; 3] = ["scaleTargetRef", "minReplicas", "maxReplicas"];
+const SHARED_STATUS: [&str; 4] =
+    ["observedGeneration", "lastScaleTime", "currentReplicas", "desiredReplicas"];
+
+fn pick(object: &Value, fields: &[&str]) -> Map<String, Value> {
+    fields
+        .iter()
+        .filter_map(|field| Some(((*field).to_owned(), object.get(*field)?.clone())))
+        .collect()
+}
+
 /// Splits `metrics` into v1's CPU utilization and the rest.
 fn split(metrics: Option<&Value>, part: &str) -> (Option<Value>, Vec<Value>) {
     let mut cpu = None;
@@ -61,12 +73,7 @@ pub(crate) fn to_v1(v2: &Value) -> Value {
     let mut annotations = Map::new();
     let spec = v2.get("spec").cloned().unwrap_or_else(|| json!({}));
     let (cpu, others) = split(spec.get("metrics"), "target");
-    let mut v1_spec = Map::new();
-    for field in ["scaleTargetRef", "minReplicas", "maxReplicas"] {
-        if let Some(value) = spec.get(field) {
-            v1_spec.insert(field.into(), value.clone());
-        }
-    }
+    let mut v1_spec = pick(&spec, &SHARED_SPEC);
     if let Some(cpu) = cpu {
         v1_spec.insert("targetCPUUtilizationPercentage".into(), cpu);
     }
@@ -80,12 +87,7 @@ pub(crate) fn to_v1(v2: &Value) -> Value {
 
     if let Some(status) = v2.get("status").filter(|s| s.is_object()) {
         let (cpu, others) = split(status.get("currentMetrics"), "current");
-        let mut v1_status = Map::new();
-        for field in ["observedGeneration", "lastScaleTime", "currentReplicas", "desiredReplicas"] {
-            if let Some(value) = status.get(field) {
-                v1_status.insert(field.into(), value.clone());
-            }
-        }
+        let mut v1_status = pick(status, &SHARED_STATUS);
         if let Some(cpu) = cpu {
             v1_status.insert("currentCPUUtilizationPercentage".into(), cpu);
         }
@@ -97,13 +99,10 @@ pub(crate) fn to_v1(v2: &Value) -> Value {
         }
         v1["status"] = Value::Object(v1_status);
     }
-    if !annotations.is_empty() {
-        let metadata = v1["metadata"].as_object_mut();
-        if let Some(metadata) = metadata {
-            let existing = metadata.entry("annotations").or_insert_with(|| json!({}));
-            if let Some(existing) = existing.as_object_mut() {
-                existing.extend(annotations);
-            }
+    if let (false, Some(metadata)) = (annotations.is_empty(), v1["metadata"].as_object_mut()) {
+        let existing = metadata.entry("annotations").or_insert_with(|| json!({}));
+        if let Some(existing) = existing.as_object_mut() {
+            existing.extend(annotations);
         }
     }
     v1
@@ -133,12 +132,7 @@ pub(crate) fn from_v1(v1: Value) -> Value {
     v2["apiVersion"] = json!("autoscaling/v2");
 
     let v1_spec = v2.get("spec").cloned().unwrap_or_else(|| json!({}));
-    let mut spec = Map::new();
-    for field in ["scaleTargetRef", "minReplicas", "maxReplicas"] {
-        if let Some(value) = v1_spec.get(field) {
-            spec.insert(field.into(), value.clone());
-        }
-    }
+    let mut spec = pick(&v1_spec, &SHARED_SPEC);
     let mut metrics = Vec::new();
     if let Some(cpu) = v1_spec.get("targetCPUUtilizationPercentage").filter(|c| !c.is_null()) {
         metrics.push(cpu_metric("target", cpu.clone()));
@@ -152,12 +146,7 @@ pub(crate) fn from_v1(v1: Value) -> Value {
     v2["spec"] = Value::Object(spec);
 
     if let Some(v1_status) = v2.get("status").filter(|s| s.is_object()).cloned() {
-        let mut status = Map::new();
-        for field in ["observedGeneration", "lastScaleTime", "currentReplicas", "desiredReplicas"] {
-            if let Some(value) = v1_status.get(field) {
-                status.insert(field.into(), value.clone());
-            }
-        }
+        let mut status = pick(&v1_status, &SHARED_STATUS);
         let mut current = Vec::new();
         if let Some(cpu) = v1_status.get("currentCPUUtilizationPercentage").filter(|c| !c.is_null())
         {
