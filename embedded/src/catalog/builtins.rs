@@ -9,8 +9,8 @@ use k8s_openapi::api::{
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-use super::schemas::schema_for;
-use super::{ALL_VERBS, PrinterColumn, ResourceInfo, Subresource};
+use super::schemas::builtin_schema;
+use super::{ALL_VERBS, PrinterColumn, ResourceInfo, Schema, Subresource};
 
 const AGE: &str =
     "CreationTimestamp is a timestamp representing the server time when this object was created.";
@@ -55,7 +55,7 @@ fn res(group: &str, resource: &str, singular: &str, kind: &str, namespaced: bool
         verbs: strings(&ALL_VERBS),
         subresources: Vec::new(),
         printer_columns: Vec::new(),
-        schema: None,
+        schema: Schema::None,
         builtin: true,
         selectable_fields: Vec::new(),
     }
@@ -91,8 +91,8 @@ impl ResourceInfo {
         version.clone_into(&mut self.version);
         self
     }
-    fn with_schema(mut self, schema: serde_json::Value) -> Self {
-        self.schema = Some(std::sync::Arc::new(schema));
+    fn with_schema(mut self, generate: fn() -> std::sync::Arc<serde_json::Value>) -> Self {
+        self.schema = Schema::Builtin(generate);
         self
     }
 }
@@ -231,23 +231,23 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 col("Data", "integer", "computed:configmap-data", "Number of data entries."),
                 age(),
             ])
-            .with_schema(schema_for::<core::v1::ConfigMap>()),
+            .with_schema(builtin_schema::<core::v1::ConfigMap>),
         res("", "endpoints", "endpoints", "Endpoints", true)
             .short(&["ep"])
             .cols(vec![
                 col("Endpoints", "string", "computed:endpoints", "Endpoints of the service."),
                 age(),
             ])
-            .with_schema(schema_for::<core::v1::Endpoints>()),
+            .with_schema(builtin_schema::<core::v1::Endpoints>),
         res("", "events", "event", "Event", true)
             .short(&["ev"])
             .cols(event_columns())
             .fields(&core_event_fields)
-            .with_schema(schema_for::<core::v1::Event>()),
+            .with_schema(builtin_schema::<core::v1::Event>),
         res("", "limitranges", "limitrange", "LimitRange", true)
             .short(&["limits"])
             .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
-            .with_schema(schema_for::<core::v1::LimitRange>()),
+            .with_schema(builtin_schema::<core::v1::LimitRange>),
         res("", "namespaces", "namespace", "Namespace", false)
             .short(&["ns"])
             .subs(vec![Status])
@@ -256,7 +256,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 age(),
             ])
             .fields(&["status.phase"])
-            .with_schema(schema_for::<core::v1::Namespace>()),
+            .with_schema(builtin_schema::<core::v1::Namespace>),
         res("", "nodes", "node", "Node", false)
             .short(&["no"])
             .subs(vec![Status])
@@ -271,7 +271,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                     .wide(),
             ])
             .fields(&["spec.unschedulable"])
-            .with_schema(schema_for::<core::v1::Node>()),
+            .with_schema(builtin_schema::<core::v1::Node>),
         res("", "persistentvolumes", "persistentvolume", "PersistentVolume", false)
             .short(&["pv"])
             .subs(vec![Status])
@@ -297,7 +297,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 age(),
                 col("VolumeMode", "string", "computed:or-unset:.spec.volumeMode", "The volume mode.").wide(),
             ])
-            .with_schema(schema_for::<core::v1::PersistentVolume>()),
+            .with_schema(builtin_schema::<core::v1::PersistentVolume>),
         res("", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true)
             .short(&["pvc"])
             .subs(vec![Status])
@@ -316,7 +316,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 age(),
                 col("VolumeMode", "string", "computed:or-unset:.spec.volumeMode", "The volume mode.").wide(),
             ])
-            .with_schema(schema_for::<core::v1::PersistentVolumeClaim>()),
+            .with_schema(builtin_schema::<core::v1::PersistentVolumeClaim>),
         res("", "pods", "pod", "Pod", true)
             .short(&["po"])
             .all_category()
@@ -349,7 +349,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                     .wide(),
             ])
             .fields(&pod_fields)
-            .with_schema(schema_for::<core::v1::Pod>()),
+            .with_schema(builtin_schema::<core::v1::Pod>),
         res("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true)
             .short(&["rc"])
             .all_category()
@@ -368,7 +368,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 .collect(),
             )
             .fields(&["status.replicas"])
-            .with_schema(schema_for::<core::v1::ReplicationController>()),
+            .with_schema(builtin_schema::<core::v1::ReplicationController>),
         res("", "resourcequotas", "resourcequota", "ResourceQuota", true)
             .short(&["quota"])
             .subs(vec![Status])
@@ -377,7 +377,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 col("Request", "string", "computed:quota-request", "Requests used of the hard limits."),
                 col("Limit", "string", "computed:quota-limit", "Limits used of the hard limits."),
             ])
-            .with_schema(schema_for::<core::v1::ResourceQuota>()),
+            .with_schema(builtin_schema::<core::v1::ResourceQuota>),
         res("", "secrets", "secret", "Secret", true)
             .cols(vec![
                 col("Type", "string", ".type", "The type of the secret."),
@@ -385,7 +385,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 age(),
             ])
             .fields(&["type"])
-            .with_schema(schema_for::<core::v1::Secret>()),
+            .with_schema(builtin_schema::<core::v1::Secret>),
         res("", "serviceaccounts", "serviceaccount", "ServiceAccount", true)
             .short(&["sa"])
             .subs(vec![Token])
@@ -393,7 +393,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 col("Secrets", "integer", "computed:serviceaccount-secrets", "Number of secrets."),
                 age(),
             ])
-            .with_schema(schema_for::<core::v1::ServiceAccount>()),
+            .with_schema(builtin_schema::<core::v1::ServiceAccount>),
         res("", "services", "service", "Service", true)
             .short(&["svc"])
             .all_category()
@@ -407,7 +407,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 col("Selector", "string", "computed:selector-map", "The service's pod selector.").wide(),
             ])
             .fields(&["spec.clusterIP", "spec.type"])
-            .with_schema(schema_for::<core::v1::Service>()),
+            .with_schema(builtin_schema::<core::v1::Service>),
         // apps/v1
         res("apps", "controllerrevisions", "controllerrevision", "ControllerRevision", true)
             .cols(vec![
@@ -415,7 +415,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 col("Revision", "integer", ".revision", "The revision number."),
                 age(),
             ])
-            .with_schema(schema_for::<apps::v1::ControllerRevision>()),
+            .with_schema(builtin_schema::<apps::v1::ControllerRevision>),
         res("apps", "daemonsets", "daemonset", "DaemonSet", true)
             .short(&["ds"])
             .all_category()
@@ -434,7 +434,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 .chain(workload_wide())
                 .collect(),
             )
-            .with_schema(schema_for::<apps::v1::DaemonSet>()),
+            .with_schema(builtin_schema::<apps::v1::DaemonSet>),
         res("apps", "deployments", "deployment", "Deployment", true)
             .short(&["deploy"])
             .all_category()
@@ -450,7 +450,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 .chain(workload_wide())
                 .collect(),
             )
-            .with_schema(schema_for::<apps::v1::Deployment>()),
+            .with_schema(builtin_schema::<apps::v1::Deployment>),
         res("apps", "replicasets", "replicaset", "ReplicaSet", true)
             .short(&["rs"])
             .all_category()
@@ -467,7 +467,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 .collect(),
             )
             .fields(&["status.replicas"])
-            .with_schema(schema_for::<apps::v1::ReplicaSet>()),
+            .with_schema(builtin_schema::<apps::v1::ReplicaSet>),
         res("apps", "statefulsets", "statefulset", "StatefulSet", true)
             .short(&["sts"])
             .all_category()
@@ -479,13 +479,13 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             .into_iter()
             .chain(workload_wide().into_iter().take(2))
             .collect())
-            .with_schema(schema_for::<apps::v1::StatefulSet>()),
+            .with_schema(builtin_schema::<apps::v1::StatefulSet>),
         // events.k8s.io/v1: the same storage as core Events, the same printer.
         res("events.k8s.io", "events", "event", "Event", true)
             .short(&["ev"])
             .cols(event_columns())
             .fields(&events_v1_fields)
-            .with_schema(schema_for::<events::v1::Event>()),
+            .with_schema(builtin_schema::<events::v1::Event>),
         // batch/v1
         res("batch", "jobs", "job", "Job", true)
             .all_category()
@@ -502,7 +502,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 .collect(),
             )
             .fields(&["status.successful"])
-            .with_schema(schema_for::<batch::v1::Job>()),
+            .with_schema(builtin_schema::<batch::v1::Job>),
         res("batch", "cronjobs", "cronjob", "CronJob", true)
             .short(&["cj"])
             .all_category()
@@ -536,7 +536,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 col("Selector", "string", "computed:job-template-selector", "Label selector of the jobs' pods.")
                     .wide(),
             ])
-            .with_schema(schema_for::<batch::v1::CronJob>()),
+            .with_schema(builtin_schema::<batch::v1::CronJob>),
         // networking.k8s.io/v1: stored only; no ingress controller runs on one machine.
         res("networking.k8s.io", "ingresses", "ingress", "Ingress", true)
             .short(&["ing"])
@@ -548,17 +548,17 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 col("Ports", "string", "computed:ingress-ports", "The ports served."),
                 age(),
             ])
-            .with_schema(schema_for::<networking::v1::Ingress>()),
+            .with_schema(builtin_schema::<networking::v1::Ingress>),
         // apiextensions.k8s.io/v1
         res("apiextensions.k8s.io", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", false)
             .short(&["crd", "crds"])
             .subs(vec![Status])
             .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
-            .with_schema(schema_for::<CustomResourceDefinition>()),
+            .with_schema(builtin_schema::<CustomResourceDefinition>),
         // coordination.k8s.io/v1
         res("coordination.k8s.io", "leases", "lease", "Lease", true)
             .cols(vec![col("Holder", "string", ".spec.holderIdentity", "The holder of the lease."), age()])
-            .with_schema(schema_for::<coordination::v1::Lease>()),
+            .with_schema(builtin_schema::<coordination::v1::Lease>),
         // discovery.k8s.io/v1: written by the local node's endpoints controller.
         res("discovery.k8s.io", "endpointslices", "endpointslice", "EndpointSlice", true)
             .cols(vec![
@@ -567,22 +567,22 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 col("Endpoints", "string", "computed:slice-endpoints", "The addresses of the endpoints."),
                 age(),
             ])
-            .with_schema(schema_for::<discovery::v1::EndpointSlice>()),
+            .with_schema(builtin_schema::<discovery::v1::EndpointSlice>),
         // Stored only: the one token may do everything, nothing enforces policies, quotas or
         // priorities, and no autoscaler or disruption controller runs on one machine. Served so
         // that manifests carrying them apply, as on a cluster.
         res("rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false)
             .cols(binding_columns())
-            .with_schema(schema_for::<rbac::v1::ClusterRoleBinding>()),
+            .with_schema(builtin_schema::<rbac::v1::ClusterRoleBinding>),
         res("rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole", false)
             .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
-            .with_schema(schema_for::<rbac::v1::ClusterRole>()),
+            .with_schema(builtin_schema::<rbac::v1::ClusterRole>),
         res("rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding", true)
             .cols(binding_columns())
-            .with_schema(schema_for::<rbac::v1::RoleBinding>()),
+            .with_schema(builtin_schema::<rbac::v1::RoleBinding>),
         res("rbac.authorization.k8s.io", "roles", "role", "Role", true)
             .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
-            .with_schema(schema_for::<rbac::v1::Role>()),
+            .with_schema(builtin_schema::<rbac::v1::Role>),
         res("policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true)
             .short(&["pdb"])
             .subs(vec![Status])
@@ -592,26 +592,26 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 col("Allowed Disruptions", "integer", ".status.disruptionsAllowed", "Disruptions allowed now."),
                 age(),
             ])
-            .with_schema(schema_for::<policy::v1::PodDisruptionBudget>()),
+            .with_schema(builtin_schema::<policy::v1::PodDisruptionBudget>),
         autoscalers()
             .with_version("v2")
-            .with_schema(schema_for::<autoscaling::v2::HorizontalPodAutoscaler>()),
+            .with_schema(builtin_schema::<autoscaling::v2::HorizontalPodAutoscaler>),
         // autoscaling/v1: the same storage, converted (what `kubectl autoscale` writes).
-        autoscalers().with_schema(schema_for::<autoscaling::v1::HorizontalPodAutoscaler>()),
+        autoscalers().with_schema(builtin_schema::<autoscaling::v1::HorizontalPodAutoscaler>),
         res("networking.k8s.io", "ingressclasses", "ingressclass", "IngressClass", false)
             .cols(vec![
                 col("Controller", "string", ".spec.controller", "The controller of the class."),
                 col("Parameters", "string", "computed:ingressclass-parameters", "The parameters of the class."),
                 age(),
             ])
-            .with_schema(schema_for::<networking::v1::IngressClass>()),
+            .with_schema(builtin_schema::<networking::v1::IngressClass>),
         res("networking.k8s.io", "networkpolicies", "networkpolicy", "NetworkPolicy", true)
             .short(&["netpol"])
             .cols(vec![
                 col("Pod-Selector", "string", "computed:pod-selector", "The pods the policy is about."),
                 age(),
             ])
-            .with_schema(schema_for::<networking::v1::NetworkPolicy>()),
+            .with_schema(builtin_schema::<networking::v1::NetworkPolicy>),
         res("scheduling.k8s.io", "priorityclasses", "priorityclass", "PriorityClass", false)
             .short(&["pc"])
             .cols(vec![
@@ -620,7 +620,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 age(),
                 col("PreemptionPolicy", "string", ".preemptionPolicy", "Whether it preempts lower priorities."),
             ])
-            .with_schema(schema_for::<scheduling::v1::PriorityClass>()),
+            .with_schema(builtin_schema::<scheduling::v1::PriorityClass>),
         res("storage.k8s.io", "storageclasses", "storageclass", "StorageClass", false)
             .short(&["sc"])
             .cols(vec![
@@ -635,16 +635,16 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 ),
                 age(),
             ])
-            .with_schema(schema_for::<storage::v1::StorageClass>()),
+            .with_schema(builtin_schema::<storage::v1::StorageClass>),
         // Reviews: created only, answered at once, never stored (see `server::reviews`).
         res("authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", false)
             .create_only()
-            .with_schema(schema_for::<authorization::v1::SelfSubjectAccessReview>()),
+            .with_schema(builtin_schema::<authorization::v1::SelfSubjectAccessReview>),
         res("authorization.k8s.io", "selfsubjectrulesreviews", "selfsubjectrulesreview", "SelfSubjectRulesReview", false)
             .create_only()
-            .with_schema(schema_for::<authorization::v1::SelfSubjectRulesReview>()),
+            .with_schema(builtin_schema::<authorization::v1::SelfSubjectRulesReview>),
         res("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", false)
             .create_only()
-            .with_schema(schema_for::<authentication::v1::SelfSubjectReview>()),
+            .with_schema(builtin_schema::<authentication::v1::SelfSubjectReview>),
     ]
 }

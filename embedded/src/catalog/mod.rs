@@ -5,7 +5,7 @@
 //! from [`ResourceInfo`] by the sibling modules.
 
 use std::cmp::Ordering;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -28,6 +28,52 @@ pub(crate) const CR_VERBS: [&str; 8] =
 /// Field selectors every resource supports, in addition to
 /// [`ResourceInfo::selectable_fields`].
 pub const COMMON_SELECTABLE_FIELDS: [&str; 2] = ["metadata.name", "metadata.namespace"];
+
+/// A resource's schema: a CRD version's, or a built-in kind's, which is generated when it is
+/// first asked for and then kept for the life of the process. Built-in schemas are large (several
+/// carry a whole pod template) and most kinds are never written on a given machine, so building
+/// them all at start would cost memory and start-up time for nothing.
+#[derive(Clone)]
+pub enum Schema {
+    /// No schema: anything goes.
+    None,
+    /// A CRD version's schema.
+    Custom(Arc<serde_json::Value>),
+    /// A built-in kind's schema, from its generator.
+    Builtin(fn() -> Arc<serde_json::Value>),
+}
+
+impl Schema {
+    /// The schema, generating a built-in one on first use.
+    pub fn get(&self) -> Option<Arc<serde_json::Value>> {
+        match self {
+            Schema::None => None,
+            Schema::Custom(schema) => Some(schema.clone()),
+            Schema::Builtin(generate) => Some(generate()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Schema::None => f.write_str("None"),
+            Schema::Custom(schema) => f.debug_tuple("Custom").field(schema).finish(),
+            Schema::Builtin(_) => f.write_str("Builtin"),
+        }
+    }
+}
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Schema::None, Schema::None) => true,
+            (Schema::Custom(a), Schema::Custom(b)) => a == b,
+            (Schema::Builtin(a), Schema::Builtin(b)) => std::ptr::fn_addr_eq(*a, *b),
+            _ => false,
+        }
+    }
+}
 
 /// One served resource in one group-version.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,8 +102,8 @@ pub struct ResourceInfo {
     pub subresources: Vec<Subresource>,
     /// Printer columns after the leading `Name` column (see `table`).
     pub printer_columns: Vec<PrinterColumn>,
-    /// OpenAPI v3 schema of the whole object, self-contained (no `$ref`).
-    pub schema: Option<std::sync::Arc<serde_json::Value>>,
+    /// OpenAPI v3 schema of the whole object, self-contained (no `$ref`): see [`Schema`].
+    pub schema: Schema,
     /// Built-in kind: strategic merge patch is allowed.
     pub builtin: bool,
     /// Extra field-selector fields beyond [`COMMON_SELECTABLE_FIELDS`]
@@ -227,7 +273,8 @@ impl ResourceInfo {
                     .schema
                     .as_ref()
                     .and_then(|s| s.open_api_v3_schema.as_ref())
-                    .and_then(|s| serde_json::to_value(s).ok());
+                    .and_then(|s| serde_json::to_value(s).ok())
+                    .map_or(Schema::None, |s| Schema::Custom(Arc::new(s)));
                 ResourceInfo {
                     group: spec.group.clone(),
                     version: v.name.clone(),
@@ -249,7 +296,7 @@ impl ResourceInfo {
                     verbs: CR_VERBS.iter().map(|s| (*s).to_owned()).collect(),
                     subresources,
                     printer_columns,
-                    schema: schema.map(std::sync::Arc::new),
+                    schema,
                     builtin: false,
                     selectable_fields: v
                         .selectable_fields

@@ -1,11 +1,27 @@
 //! OpenAPI v3 schemas of built-in kinds, from k8s-openapi's schemars impls.
 
-use std::sync::OnceLock;
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
+
+/// [`schema_for`] of `T`, generated once per process and shared: the generator of a built-in
+/// kind's [`super::Schema::Builtin`].
+pub(crate) fn builtin_schema<T: JsonSchema + 'static>() -> Arc<Value> {
+    static CACHE: OnceLock<Mutex<HashMap<TypeId, Arc<Value>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    let key = TypeId::of::<T>();
+    if let Some(schema) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return schema.clone();
+    }
+    // Generated outside the lock: two first uses at once both generate, and one is kept.
+    let schema = Arc::new(schema_for::<T>());
+    cache.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(schema).clone()
+}
 
 /// A self-contained OpenAPI v3 schema of `T`: subschemas inlined, no
 /// `$schema`, recursive references (only `JSONSchemaProps` has them) and objects

@@ -143,7 +143,7 @@ fn builtins_have_scope_short_names_and_subresources() {
         assert!(info.builtin);
         let reviews = group.starts_with("authorization") || group.starts_with("authentication");
         assert_eq!(info.verbs.len(), if reviews { 1 } else { 8 }, "{resource}");
-        assert!(info.schema.is_some(), "{resource} has a schema");
+        assert!(info.schema.get().is_some(), "{resource} has a schema");
     }
     assert_eq!(find(&infos, "", "pods").api_version(), "v1");
     assert_eq!(find(&infos, "apps", "deployments").api_version(), "apps/v1");
@@ -257,8 +257,8 @@ fn has_reference(value: &Value) -> bool {
 #[test]
 fn builtin_schemas_are_self_contained_with_patch_metadata() {
     for info in builtin_resources() {
-        let schema = info.schema.as_ref().unwrap();
-        assert!(!has_reference(schema), "{} has a $ref", info.resource);
+        let schema = info.schema.get().unwrap();
+        assert!(!has_reference(&schema), "{} has a $ref", info.resource);
         assert!(schema.get("$schema").is_none(), "{}", info.resource);
         assert!(schema.get("components").is_none(), "{}", info.resource);
         assert_eq!(schema["type"], "object", "{}", info.resource);
@@ -269,7 +269,7 @@ fn builtin_schemas_are_self_contained_with_patch_metadata() {
         );
     }
     let infos = builtin_resources();
-    let pod = find(&infos, "", "pods").schema.as_ref().unwrap();
+    let pod = find(&infos, "", "pods").schema.get().unwrap();
     let containers = pod.pointer("/properties/spec/properties/containers").unwrap();
     assert_eq!(containers["x-kubernetes-patch-merge-key"], "name");
     assert_eq!(containers["x-kubernetes-patch-strategy"], "merge");
@@ -277,20 +277,20 @@ fn builtin_schemas_are_self_contained_with_patch_metadata() {
     assert_eq!(ports["x-kubernetes-patch-merge-key"], "containerPort");
     let volumes = pod.pointer("/properties/spec/properties/volumes").unwrap();
     assert_eq!(volumes["x-kubernetes-patch-strategy"], "merge,retainKeys");
-    let svc = find(&infos, "", "services").schema.as_ref().unwrap();
+    let svc = find(&infos, "", "services").schema.get().unwrap();
     assert_eq!(
         svc.pointer("/properties/spec/properties/ports/x-kubernetes-patch-merge-key").unwrap(),
         "port"
     );
-    let deploy = find(&infos, "apps", "deployments").schema.as_ref().unwrap();
+    let deploy = find(&infos, "apps", "deployments").schema.get().unwrap();
     assert_eq!(
         deploy.pointer("/properties/spec/properties/strategy/x-kubernetes-patch-strategy").unwrap(),
         "retainKeys"
     );
     // The recursive JSONSchemaProps of CRDs becomes a preserve-unknown-fields stub.
     let crd =
-        find(&infos, "apiextensions.k8s.io", "customresourcedefinitions").schema.as_ref().unwrap();
-    assert!(contains_key(crd, "x-kubernetes-preserve-unknown-fields"));
+        find(&infos, "apiextensions.k8s.io", "customresourcedefinitions").schema.get().unwrap();
+    assert!(contains_key(&crd, "x-kubernetes-preserve-unknown-fields"));
 }
 
 pub(crate) fn widget_crd() -> CustomResourceDefinition {
@@ -366,7 +366,7 @@ fn from_crd_builds_one_info_per_served_version() {
     assert_eq!(info.printer_columns[2].description, "Model name");
     assert_eq!(info.printer_columns[3].type_, "date");
     assert_eq!(
-        info.schema.as_ref().unwrap()["properties"]["spec"]["properties"]["replicas"]["type"],
+        info.schema.get().unwrap()["properties"]["spec"]["properties"]["replicas"]["type"],
         "integer"
     );
     assert_eq!(info.selectable_fields, ["spec.model"]);

@@ -126,7 +126,7 @@ fn type_meta_properties(properties: &mut Map<String, Value>) {
 /// `apiVersion`/`kind`/`metadata` (an ObjectMeta reference) filled in.
 fn kind_schema(info: &ResourceInfo) -> Value {
     let mut schema =
-        info.schema.as_deref().cloned().unwrap_or_else(
+        info.schema.get().map(|s| Value::clone(&s)).unwrap_or_else(
             || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
         );
     if let (false, Value::Object(map)) = (info.builtin, &mut schema) {

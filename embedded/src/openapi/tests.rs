@@ -222,7 +222,7 @@ fn component_schemas_are_named_like_upstream_and_refs_resolve() {
 #[test]
 fn crd_without_schema_still_documents_metadata() {
     let mut info = ResourceInfo::from_crd(&widget_crd()).remove(0);
-    info.schema = None;
+    info.schema = crate::catalog::Schema::None;
     let doc = document(&[std::sync::Arc::new(info)], "serving.keelson.dev", "v1alpha1").unwrap();
     let md = &doc["components"]["schemas"]["dev.keelson.serving.v1alpha1.ModelDeployment"];
     assert_eq!(md["x-kubernetes-preserve-unknown-fields"], true);

@@ -87,10 +87,10 @@ fn admit_builtin(
     mut object: Value,
     field_validation: FieldValidation,
 ) -> ApiResult<Admitted> {
-    let Some(schema) = &info.schema else {
+    let Some(schema) = info.schema.get() else {
         return Ok(Admitted { object, warnings: Vec::new() });
     };
-    let pruned = crate::validation::prune(&mut object, schema);
+    let pruned = crate::validation::prune(&mut object, &schema);
     let warnings = unknown_fields(info, &pruned, field_validation)?;
     Ok(Admitted { object, warnings })
 }

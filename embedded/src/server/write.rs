@@ -33,9 +33,9 @@ const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "
 
 /// How list items merge for this resource.
 fn lists(info: &ResourceInfo) -> Box<dyn ListSemantics> {
-    match (&info.schema, info.builtin) {
-        (Some(schema), false) => Box::new(SchemaLists::new(schema.clone())),
-        _ => Box::new(BuiltinLists::for_kind(&info.group, &info.kind)),
+    match info.schema.get().filter(|_| !info.builtin) {
+        Some(schema) => Box::new(SchemaLists::new(schema)),
+        None => Box::new(BuiltinLists::for_kind(&info.group, &info.kind)),
     }
 }
 
