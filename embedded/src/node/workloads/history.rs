@@ -73,6 +73,13 @@ pub fn plan_history(
     plan
 }
 
+/// The pod template a revision holds.
+pub fn template_of(revision: &ControllerRevision) -> Option<PodTemplateSpec> {
+    let mut template = revision.data.as_ref()?.0.pointer("/spec/template")?.clone();
+    template.as_object_mut()?.remove("$patch");
+    serde_json::from_value(template).ok()
+}
+
 fn revision(owner: &Owner<'_>, name: &str, hash: &str, number: i64) -> ControllerRevision {
     let mut template = serde_json::to_value(owner.template).unwrap_or_default();
     if let Some(map) = template.as_object_mut() {
@@ -169,6 +176,13 @@ mod tests {
         assert_eq!(data["spec"]["template"]["$patch"], "replace");
         assert_eq!(data["spec"]["template"]["spec"]["containers"][0]["image"], "postgres:17");
         assert!(plan.renumber.is_none() && plan.delete.is_empty());
+    }
+
+    #[test]
+    fn a_revision_gives_back_the_template_it_holds() {
+        assert_eq!(template_of(&stored("postgres:16", 1)), Some(template("postgres:16")));
+        let empty = ControllerRevision { data: None, ..stored("postgres:16", 1) };
+        assert_eq!(template_of(&empty), None);
     }
 
     #[test]

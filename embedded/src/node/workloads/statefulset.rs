@@ -9,7 +9,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetStatus};
 use k8s_openapi::api::core::v1::{
-    PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod, Volume,
+    PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod, PodTemplateSpec, Volume,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
@@ -68,18 +68,20 @@ pub struct StatefulSetPlan {
 /// outdated is deleted, once every pod above it is healthy; it is recreated at the update
 /// revision by a later reconcile.
 ///
-/// Pods are always created from the current template: upstream recreates pods below the
-/// partition from the current revision's stored template, which needs `ControllerRevision`s,
-/// not kept here. Claims get the set as (non-controller) owner under the `whenDeleted: Delete`
+/// A pod is created from the set's template at the update revision, except one below the
+/// partition of a rolling update, which is created, as upstream creates it, from the template of
+/// the current revision (`status.currentRevision`), given as `current_template` from its
+/// `ControllerRevision`; without it, the set's template is used. Claims get the set as (non-controller) owner under the `whenDeleted: Delete`
 /// retention policy; `whenScaled: Delete` is not supported (the claims of removed pods are
 /// kept). A StatefulSet being deleted only gets its status.
 pub fn plan_statefulset(
     set: &StatefulSet,
     pods: &[Pod],
     claims: &[PersistentVolumeClaim],
+    current_template: Option<&PodTemplateSpec>,
     now: Timestamp,
 ) -> StatefulSetPlan {
-    let stateful = Stateful::new(set, now);
+    let stateful = Stateful::new(set, current_template, now);
     let members: BTreeMap<i64, &Pod> =
         pods.iter().filter_map(|pod| Some((stateful.ordinal_of(pod)?, pod))).collect();
     let mut plan = Builder {
@@ -110,6 +112,8 @@ struct Stateful<'a> {
     namespace: &'a str,
     /// The update revision, `<set>-<template hash>`.
     revision: String,
+    /// The current revision and its template, when it is not the update revision.
+    current: Option<(String, &'a PodTemplateSpec)>,
     /// The first ordinal, and one past the last.
     start: i64,
     end: i64,
@@ -122,7 +126,11 @@ struct Stateful<'a> {
 }
 
 impl<'a> Stateful<'a> {
-    fn new(set: &'a StatefulSet, now: Timestamp) -> Self {
+    fn new(
+        set: &'a StatefulSet,
+        current_template: Option<&'a PodTemplateSpec>,
+        now: Timestamp,
+    ) -> Self {
         static EMPTY: std::sync::OnceLock<StatefulSetSpec> = std::sync::OnceLock::new();
         let spec = set.spec.as_ref().unwrap_or_else(|| EMPTY.get_or_init(StatefulSetSpec::default));
         let name = set.metadata.name.as_deref().unwrap_or_default();
@@ -134,12 +142,16 @@ impl<'a> Stateful<'a> {
             .and_then(|r| r.partition)
             .unwrap_or(0)
             .max(0);
+        let revision = format!("{name}-{}", template_hash(&spec.template));
+        let current_revision = set.status.as_ref().and_then(|s| s.current_revision.clone());
+        let current = current_revision.filter(|current| *current != revision).zip(current_template);
         Stateful {
             set,
             spec,
             name,
             namespace: set.metadata.namespace.as_deref().unwrap_or_default(),
-            revision: format!("{name}-{}", template_hash(&spec.template)),
+            revision,
+            current,
             start,
             end: start + replicas,
             update_from: start + i64::from(partition),
@@ -218,17 +230,24 @@ impl<'a> Stateful<'a> {
         }
     }
 
-    /// The pod at `ordinal`: the template with the pod's identity (name, labels, hostname,
-    /// subdomain), the update revision, and its claims as volumes.
+    /// The pod at `ordinal`: the template of its revision (see [`plan_statefulset`]) with the
+    /// pod's identity (name, labels, hostname, subdomain), the revision, and its claims as
+    /// volumes.
     fn new_pod(&self, ordinal: i64) -> Pod {
         let name = self.pod_name(ordinal);
+        let (revision, template) = match &self.current {
+            Some((revision, template)) if self.rolling_update && ordinal < self.update_from => {
+                (revision, *template)
+            }
+            _ => (&self.revision, &self.spec.template),
+        };
         let labels = BTreeMap::from([
             (POD_NAME_LABEL.to_owned(), name.clone()),
             (POD_INDEX_LABEL.to_owned(), ordinal.to_string()),
-            (REVISION_HASH_LABEL.to_owned(), self.revision.clone()),
+            (REVISION_HASH_LABEL.to_owned(), revision.clone()),
         ]);
         let mut pod = pod_from_template(
-            &self.spec.template,
+            template,
             self.namespace,
             "",
             controller_reference("apps/v1", "StatefulSet", &self.set.metadata),
@@ -561,15 +580,21 @@ mod tests {
         set: StatefulSet,
         pods: Vec<Pod>,
         claims: Vec<PersistentVolumeClaim>,
+        /// Every template the set has had, by revision, as its ControllerRevisions keep them.
+        revisions: BTreeMap<String, PodTemplateSpec>,
     }
 
     impl Cluster {
         fn new(set: StatefulSet) -> Self {
-            Cluster { set, pods: Vec::new(), claims: Vec::new() }
+            Cluster { set, pods: Vec::new(), claims: Vec::new(), revisions: BTreeMap::new() }
         }
 
-        fn plan(&self) -> StatefulSetPlan {
-            plan_statefulset(&self.set, &self.pods, &self.claims, t(100))
+        fn plan(&mut self) -> StatefulSetPlan {
+            let template = &self.set.spec.as_ref().unwrap().template;
+            self.revisions.insert(format!("web-{}", template_hash(template)), template.clone());
+            let current = self.set.status.as_ref().and_then(|s| s.current_revision.as_ref());
+            let current_template = current.and_then(|r| self.revisions.get(r));
+            plan_statefulset(&self.set, &self.pods, &self.claims, current_template, t(100))
         }
 
         /// Applies one plan: deleted pods are gone at once, created ones run ready.
@@ -614,7 +639,7 @@ mod tests {
     #[test]
     fn ordered_creation_goes_one_pod_at_a_time_after_readiness() {
         let set = statefulset(3, "web:1");
-        let plan = plan_statefulset(&set, &[], &[], t(0));
+        let plan = plan_statefulset(&set, &[], &[], None, t(0));
         assert_eq!(names(&plan.create), ["web-0"]);
         assert_eq!(claim_names(&plan), ["data-web-0"]);
         assert!(plan.delete.is_empty());
@@ -653,21 +678,21 @@ mod tests {
         let web0 = plan.create[0].clone();
         let claims = plan.create_claims.clone();
         let pending = [in_phase(web0.clone(), "Pending", None)];
-        assert!(is_empty(&plan_statefulset(&set, &pending, &claims, t(0))));
+        assert!(is_empty(&plan_statefulset(&set, &pending, &claims, None, t(0))));
         let unready = [in_phase(web0.clone(), "Running", None)];
-        assert!(is_empty(&plan_statefulset(&set, &unready, &claims, t(0))));
+        assert!(is_empty(&plan_statefulset(&set, &unready, &claims, None, t(0))));
 
         // With minReadySeconds it must also have been ready that long.
         let mut slow = set.clone();
         slow.spec.as_mut().unwrap().min_ready_seconds = Some(10);
         let just_ready = [in_phase(web0.clone(), "Running", Some(96))];
-        let plan = plan_statefulset(&slow, &just_ready, &claims, t(100));
+        let plan = plan_statefulset(&slow, &just_ready, &claims, None, t(100));
         assert!(is_empty(&plan));
         assert_eq!(plan.requeue_after, Some(Duration::from_secs(6)));
         assert_eq!(plan.status.ready_replicas, Some(1));
         assert_eq!(plan.status.available_replicas, Some(0));
 
-        let plan = plan_statefulset(&set, &[ready(web0)], &claims, t(100));
+        let plan = plan_statefulset(&set, &[ready(web0)], &claims, None, t(100));
         assert_eq!(names(&plan.create), ["web-1"]);
         assert_eq!(claim_names(&plan), ["data-web-1"]);
         assert_eq!(plan.requeue_after, None);
@@ -677,14 +702,14 @@ mod tests {
     fn parallel_creates_every_missing_pod_at_once_from_the_first_ordinal() {
         let mut set = parallel(statefulset(3, "web:1"));
         set.spec.as_mut().unwrap().ordinals = Some(StatefulSetOrdinals { start: Some(2) });
-        let plan = plan_statefulset(&set, &[], &[], t(0));
+        let plan = plan_statefulset(&set, &[], &[], None, t(0));
         assert_eq!(names(&plan.create), ["web-2", "web-3", "web-4"]);
         assert_eq!(claim_names(&plan), ["data-web-2", "data-web-3", "data-web-4"]);
         assert_eq!(plan.events.len(), 6);
 
         // A pending pod does not hold the others back.
         let pods = [in_phase(plan.create[0].clone(), "Pending", None)];
-        let again = plan_statefulset(&set, &pods, &plan.create_claims, t(0));
+        let again = plan_statefulset(&set, &pods, &plan.create_claims, None, t(0));
         assert_eq!(names(&again.create), ["web-3", "web-4"]);
         assert!(again.create_claims.is_empty());
     }
@@ -716,11 +741,12 @@ mod tests {
 
         // A pod recreated (once deleted) reuses its claim; a pending pod whose claim went
         // missing gets it back.
-        let plan = plan_statefulset(&cluster.set, &cluster.pods[..1], &cluster.claims, t(100));
+        let plan =
+            plan_statefulset(&cluster.set, &cluster.pods[..1], &cluster.claims, None, t(100));
         assert_eq!(names(&plan.create), ["web-1"]);
         assert!(plan.create_claims.is_empty());
         let pods = [cluster.pods[0].clone(), in_phase(plan.create[0].clone(), "Pending", None)];
-        let plan = plan_statefulset(&cluster.set, &pods, &cluster.claims[..1], t(100));
+        let plan = plan_statefulset(&cluster.set, &pods, &cluster.claims[..1], None, t(100));
         assert_eq!(claim_names(&plan), ["data-web-1"]);
         assert!(plan.create.is_empty() && plan.delete.is_empty());
         assert_eq!(
@@ -737,7 +763,7 @@ mod tests {
                 when_deleted: Some("Delete".into()),
                 when_scaled: Some("Retain".into()),
             });
-        let plan = plan_statefulset(&set, &[], &[], t(0));
+        let plan = plan_statefulset(&set, &[], &[], None, t(0));
         let owners = plan.create_claims[0].metadata.owner_references.as_ref().unwrap();
         assert_eq!(owners.len(), 1);
         assert_eq!((owners[0].kind.as_str(), owners[0].uid.as_str()), ("StatefulSet", "sts-uid"));
@@ -902,9 +928,23 @@ mod tests {
         assert_eq!(status.current_revision, old_revision);
         assert!(rollout_complete(&cluster.set, &status), "updated >= replicas - partition");
 
+        // A pod below the partition comes back at the current revision, with its template.
+        cluster.pods.retain(|p| p.metadata.name.as_deref() != Some("web-0"));
+        let plan = cluster.plan();
+        assert_eq!(names(&plan.create), ["web-0"]);
+        let image = |pod: &Pod| pod.spec.as_ref().unwrap().containers[0].image.clone().unwrap();
+        assert_eq!(image(&plan.create[0]), "web:1");
+        assert_eq!(
+            plan.create[0].metadata.labels.as_ref().unwrap().get(REVISION_HASH_LABEL),
+            old_revision.as_ref()
+        );
+        cluster.apply(&plan);
+
         cluster.set = with_strategy(cluster.set.clone(), "RollingUpdate", Some(1));
         let deleted: Vec<String> = cluster.settle().into_iter().flat_map(|p| p.delete).collect();
         assert_eq!(deleted, ["web-1"]);
+        let web1 = cluster.pods.iter().find(|p| p.metadata.name.as_deref() == Some("web-1"));
+        assert_eq!(image(web1.unwrap()), "web:2", "above the new partition: the update revision");
     }
 
     #[test]

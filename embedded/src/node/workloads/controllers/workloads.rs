@@ -48,6 +48,7 @@ pub(super) async fn reconcile_statefulset(
     let namespace = set.namespace().unwrap_or_default();
     let selector = set.spec.as_ref().map(|s| &s.selector);
     let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*set)).await?;
+    let mut revisions = Vec::new();
     if let Some(spec) = &set.spec {
         let status = set.status.as_ref();
         let live = pods
@@ -63,11 +64,18 @@ pub(super) async fn reconcile_statefulset(
             template: &spec.template,
             limit: spec.revision_history_limit.unwrap_or(10),
         };
-        record_history(&ctx.client, &owner, live).await?;
+        revisions = record_history(&ctx.client, &owner, live).await?;
     }
+    // Pods below a rolling update's partition are made from the current revision's template.
+    let current = set.status.as_ref().and_then(|s| s.current_revision.as_deref());
+    let current_template = revisions
+        .iter()
+        .find(|r| r.metadata.name.as_deref() == current && current.is_some())
+        .and_then(history::template_of);
     let claims_api: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &namespace);
     let claims = claims_api.list(&ListParams::default()).await?.items;
-    let plan = statefulset::plan_statefulset(&set, &pods, &claims, jiff::Timestamp::now());
+    let now = jiff::Timestamp::now();
+    let plan = statefulset::plan_statefulset(&set, &pods, &claims, current_template.as_ref(), now);
     // The plan's events line up with its actions: claims, then creations, then deletions.
     let mut events = plan.events.iter();
     let name = set.name_any();
@@ -254,11 +262,12 @@ pub(super) async fn reconcile_daemonset(ds: Arc<DaemonSet>, ctx: Arc<Context>) -
 }
 
 /// Brings a workload's ControllerRevisions up to date with its template (see `history`).
+/// Brings the workload's ControllerRevisions in line with its template; the revisions it found.
 async fn record_history(
     client: &Client,
     owner: &history::Owner<'_>,
     live: Vec<String>,
-) -> Result<()> {
+) -> Result<Vec<ControllerRevision>> {
     let namespace = owner.meta.namespace.clone().unwrap_or_default();
     let owner_uid = owner.meta.uid.clone().unwrap_or_default();
     let existing = controlled::<ControllerRevision>(client, &namespace, None, &owner_uid).await?;
@@ -274,5 +283,5 @@ async fn record_history(
     for name in &plan.delete {
         done_if_gone(api.delete(name, &DeleteParams::default()).await)?;
     }
-    Ok(())
+    Ok(existing)
 }
