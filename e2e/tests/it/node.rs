@@ -558,6 +558,14 @@ fn a_statefulset_makes_ordered_pods_with_claims_and_rolls_from_the_top() {
     });
     let claims = k.ok(&["get", "pvc", "-o", "jsonpath={.items[*].metadata.name}"]);
     assert_eq!(claims, "data-db-0 data-db-1 data-db-2", "claims outlive the pods");
+
+    // Under `whenScaled: Delete`, the claims of the pods a scale-down removes go with them.
+    let policy = r#"{"spec":{"persistentVolumeClaimRetentionPolicy":{"whenScaled":"Delete"}}}"#;
+    k.ok(&["patch", "statefulset", "db", "-p", policy]);
+    k.ok(&["scale", "statefulset/db", "--replicas=0"]);
+    eventually(30, "data-db-0 gone with db-0", || {
+        k.ok(&["get", "pvc", "-o", "jsonpath={.items[*].metadata.name}"]) == "data-db-1 data-db-2"
+    });
 }
 
 #[test]

@@ -39,6 +39,11 @@ pub struct StatefulSetPlan {
     /// Pods to create, each with its fixed name `<set>-<ordinal>` (no `generateName`) and
     /// the StatefulSet as controller, in ascending ordinal order.
     pub create: Vec<Pod>,
+    /// Claims to give new owner references before the pods are deleted: under the
+    /// `whenScaled: Delete` retention policy, the claims of a pod removed by a scale-down get
+    /// that pod as owner, so that they go with it. Each entry is the claim's name and its whole
+    /// new list of owner references.
+    pub claim_owners: Vec<(String, Vec<OwnerReference>)>,
     /// Names of pods to delete: failed or succeeded pods (recreated by a later reconcile),
     /// surplus pods on scale-down (highest ordinal first), and outdated pods under
     /// `RollingUpdate`.
@@ -71,9 +76,10 @@ pub struct StatefulSetPlan {
 /// A pod is created from the set's template at the update revision, except one below the
 /// partition of a rolling update, which is created, as upstream creates it, from the template of
 /// the current revision (`status.currentRevision`), given as `current_template` from its
-/// `ControllerRevision`; without it, the set's template is used. Claims get the set as (non-controller) owner under the `whenDeleted: Delete`
-/// retention policy; `whenScaled: Delete` is not supported (the claims of removed pods are
-/// kept). A StatefulSet being deleted only gets its status.
+/// `ControllerRevision`; without it, the set's template is used. Claims get the set as
+/// (non-controller) owner under the `whenDeleted: Delete` retention policy, and under
+/// `whenScaled: Delete` the claims of a pod a scale-down removes get that pod as owner, as
+/// upstream gives them. A StatefulSet being deleted only gets its status.
 pub fn plan_statefulset(
     set: &StatefulSet,
     pods: &[Pod],
@@ -86,6 +92,7 @@ pub fn plan_statefulset(
         pods.iter().filter_map(|pod| Some((stateful.ordinal_of(pod)?, pod))).collect();
     let mut plan = Builder {
         known_claims: claims.iter().filter_map(|c| c.metadata.name.clone()).collect(),
+        existing_claims: claims,
         ..Builder::default()
     };
     if set.metadata.deletion_timestamp.is_none() {
@@ -97,6 +104,7 @@ pub fn plan_statefulset(
     StatefulSetPlan {
         create_claims: claims,
         create,
+        claim_owners: plan.claim_owners,
         delete,
         status: status(&stateful, &members),
         requeue_after: requeue_after(&stateful, &members),
@@ -200,6 +208,12 @@ impl<'a> Stateful<'a> {
             .filter_map(|t| Some((t.metadata.name.as_deref().filter(|n| !n.is_empty())?, t)))
     }
 
+    /// Whether the claims of pods removed by a scale-down go with them.
+    fn delete_claims_when_scaled(&self) -> bool {
+        let retention = self.spec.persistent_volume_claim_retention_policy.as_ref();
+        retention.and_then(|r| r.when_scaled.as_deref()) == Some("Delete")
+    }
+
     fn claim_name(&self, template: &str, ordinal: i64) -> String {
         format!("{template}-{}-{ordinal}", self.name)
     }
@@ -286,14 +300,16 @@ fn revision(pod: &Pod) -> Option<&str> {
 
 /// The plan under construction, each action with its event.
 #[derive(Default)]
-struct Builder {
+struct Builder<'a> {
     known_claims: BTreeSet<String>,
+    existing_claims: &'a [PersistentVolumeClaim],
+    claim_owners: Vec<(String, Vec<OwnerReference>)>,
     create_claims: Vec<(PersistentVolumeClaim, PlanEvent)>,
     create: Vec<(Pod, PlanEvent)>,
     delete: Vec<(String, PlanEvent)>,
 }
 
-impl Builder {
+impl Builder<'_> {
     /// Creates the claims of the pod at `ordinal` that neither exist nor are planned.
     fn claims(&mut self, stateful: &Stateful, ordinal: i64) {
         let pod = stateful.pod_name(ordinal);
@@ -321,6 +337,30 @@ impl Builder {
         self.create.push((pod, PlanEvent::normal("SuccessfulCreate", note)));
     }
 
+    /// Under `whenScaled: Delete`, makes `pod` (removed by a scale-down) the owner of its
+    /// claims that do not have it yet.
+    fn hand_claims_to(&mut self, stateful: &Stateful, ordinal: i64, pod: &Pod) {
+        if !stateful.delete_claims_when_scaled() {
+            return;
+        }
+        let owner = controller_reference("v1", "Pod", &pod.metadata);
+        let owner = OwnerReference { controller: None, block_owner_deletion: None, ..owner };
+        for (template, _) in stateful.claim_templates() {
+            let name = stateful.claim_name(template, ordinal);
+            let Some(claim) =
+                self.existing_claims.iter().find(|c| c.metadata.name.as_deref() == Some(&name))
+            else {
+                continue;
+            };
+            let mut owners = claim.metadata.owner_references.clone().unwrap_or_default();
+            if owners.iter().any(|o| o.uid == owner.uid) {
+                continue;
+            }
+            owners.push(owner.clone());
+            self.claim_owners.push((name, owners));
+        }
+    }
+
     fn delete(&mut self, stateful: &Stateful, pod: &Pod) {
         let Some(name) = pod.metadata.name.clone() else { return };
         let note = format!("delete Pod {name} in StatefulSet {} successful", stateful.name);
@@ -337,7 +377,7 @@ impl Builder {
 /// Upstream's three passes: the pods in range (create, replace failed ones), the surplus pods
 /// highest first, then the rolling update. `OrderedReady` stops at the first pod that blocks
 /// or the first action.
-fn manage(stateful: &Stateful, members: &BTreeMap<i64, &Pod>, plan: &mut Builder) {
+fn manage(stateful: &Stateful, members: &BTreeMap<i64, &Pod>, plan: &mut Builder<'_>) {
     let ordered = !stateful.parallel;
     let any_terminating = members.values().any(|pod| is_deleting(pod));
     for ordinal in stateful.start..stateful.end {
@@ -369,8 +409,9 @@ fn manage(stateful: &Stateful, members: &BTreeMap<i64, &Pod>, plan: &mut Builder
         }
     }
     let surplus = members.iter().rev().filter(|(ordinal, _)| !stateful.in_range(**ordinal));
-    for (_, pod) in surplus {
+    for (ordinal, pod) in surplus {
         if !is_deleting(pod) {
+            plan.hand_claims_to(stateful, *ordinal, pod);
             plan.delete(stateful, pod);
         }
         if ordered {
@@ -768,6 +809,38 @@ mod tests {
         assert_eq!(owners.len(), 1);
         assert_eq!((owners[0].kind.as_str(), owners[0].uid.as_str()), ("StatefulSet", "sts-uid"));
         assert_eq!(owners[0].controller, None);
+    }
+
+    #[test]
+    fn under_when_scaled_delete_a_scale_down_hands_the_claims_to_their_pods() {
+        let mut set = statefulset(3, "web:1");
+        set.spec.as_mut().unwrap().persistent_volume_claim_retention_policy =
+            Some(StatefulSetPersistentVolumeClaimRetentionPolicy {
+                when_deleted: Some("Delete".into()),
+                when_scaled: Some("Delete".into()),
+            });
+        let mut cluster = Cluster::new(set);
+        cluster.settle();
+        for pod in &mut cluster.pods {
+            pod.metadata.uid = pod.metadata.name.as_ref().map(|n| format!("{n}-uid"));
+        }
+        cluster.set.spec.as_mut().unwrap().replicas = Some(2);
+        let plan = cluster.plan();
+        assert_eq!(plan.delete, ["web-2"]);
+        let [(claim, owners)] = plan.claim_owners.as_slice() else {
+            panic!("one claim changes owners: {:?}", plan.claim_owners)
+        };
+        assert_eq!(claim, "data-web-2");
+        let owners: Vec<(&str, &str)> =
+            owners.iter().map(|o| (o.kind.as_str(), o.uid.as_str())).collect();
+        assert_eq!(owners, [("StatefulSet", "sts-uid"), ("Pod", "web-2-uid")], "the set's stays");
+
+        // Under the default `Retain`, claims outlive their pods.
+        let mut retained = Cluster::new(statefulset(2, "web:1"));
+        retained.settle();
+        retained.set.spec.as_mut().unwrap().replicas = Some(1);
+        let plan = retained.plan();
+        assert_eq!((plan.delete.len(), plan.claim_owners.len()), (1, 0));
     }
 
     #[test]

@@ -115,6 +115,10 @@ pub(super) async fn reconcile_statefulset(
             record(&ctx, &*set, event).await;
         }
     }
+    for (claim, owners) in &plan.claim_owners {
+        let patch = Patch::Merge(json!({ "metadata": { "ownerReferences": owners } }));
+        done_if_gone(claims_api.patch(claim, &PatchParams::default(), &patch).await)?;
+    }
     for pod in &plan.delete {
         let event = events.next();
         match pods_api.delete(pod, &DeleteParams::default()).await {
