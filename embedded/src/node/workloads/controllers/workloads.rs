@@ -265,8 +265,8 @@ pub(super) async fn reconcile_daemonset(ds: Arc<DaemonSet>, ctx: Arc<Context>) -
     Ok(after(plan.requeue_after))
 }
 
-/// Brings a workload's ControllerRevisions up to date with its template (see `history`).
-/// Brings the workload's ControllerRevisions in line with its template; the revisions it found.
+/// Brings a workload's ControllerRevisions up to date with its template (see `history`), and
+/// returns the revisions it found.
 async fn record_history(
     client: &Client,
     owner: &history::Owner<'_>,
