@@ -25,6 +25,15 @@ impl<S: Send + Sync> FromRequest<S> for MessageBody {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        // A body declared too large is refused before any of it is read, so a client that
+        // waits for `100 Continue` (curl above 1 MiB) gets the 413 without uploading it.
+        let declared = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
+        if declared.is_some_and(|length| length > super::BODY_LIMIT) {
+            return Err(ApiError::too_large());
+        }
         if is_json(&request) {
             let body = bytes(request, state).await?;
             let json: ParseRequest = serde_json::from_slice(&body).map_err(|e| json_error(&e))?;
