@@ -37,6 +37,27 @@ pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
     object["metadata"].as_object_mut().expect("metadata is an object")
 }
 
+/// Drops the `metadata` maps and lists that are empty (`labels: {}`, `finalizers: []`…), as
+/// upstream's decoding into `ObjectMeta`, whose fields are all `omitempty`, drops them. A
+/// client-side apply patch sends `annotations: {}` for an object without its last-applied
+/// annotation (`kubectl diff` does), which would otherwise be stored and shown.
+fn drop_empty_metadata(object: &mut Value) {
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    meta.retain(|field, value| {
+        let collection = matches!(
+            field.as_str(),
+            "labels" | "annotations" | "finalizers" | "ownerReferences" | "managedFields"
+        );
+        let empty = match value {
+            Value::Object(map) => map.is_empty(),
+            Value::Array(items) => items.is_empty(),
+            Value::Null => true,
+            _ => false,
+        };
+        !(collection && empty)
+    });
+}
+
 /// A string field of `metadata`.
 pub fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
     object.get("metadata")?.get(field)?.as_str()
@@ -190,6 +211,7 @@ pub fn prepare_create(
     {
         map.remove("status");
     }
+    drop_empty_metadata(&mut object);
     super::defaults::normalize(info, &mut object);
     super::defaults::on_create(info, &mut object);
     refuse_problems(info, &name, &object)?;
@@ -317,6 +339,7 @@ pub fn prepare_update(
             }
         }
     }
+    drop_empty_metadata(&mut new);
     super::defaults::normalize(info, &mut new);
     if tracks_generation(info) && spec_changed(old, &new) {
         let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
@@ -403,6 +426,24 @@ mod tests {
         assert_eq!(meta["generation"], 1);
         assert!(meta.get("resourceVersion").is_none());
         assert!(object.get("status").is_none());
+    }
+
+    #[test]
+    fn empty_metadata_maps_and_lists_are_dropped_as_upstream_drops_them() {
+        let body = json!({"metadata": {"name": "a", "labels": {}, "annotations": {},
+            "finalizers": [], "ownerReferences": null}, "data": {}});
+        let object =
+            prepare_create(&info("configmaps"), Some("team"), body, "2026-11-21T00:00:00Z")
+                .unwrap();
+        let meta = object["metadata"].as_object().unwrap();
+        for field in ["labels", "annotations", "finalizers", "ownerReferences"] {
+            assert!(!meta.contains_key(field), "{field} is left: {meta:?}");
+        }
+        assert_eq!(object["data"], json!({}), "only metadata is touched");
+        let kept = json!({"metadata": {"name": "a", "labels": {"app": "web"}}});
+        let kept = prepare_create(&info("configmaps"), Some("team"), kept, "2026-11-21T00:00:00Z")
+            .unwrap();
+        assert_eq!(kept["metadata"]["labels"], json!({"app": "web"}));
     }
 
     #[test]
