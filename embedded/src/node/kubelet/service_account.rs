@@ -19,6 +19,8 @@ use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
 use kube::api::PostParams;
 use kube::{Api, Client, ResourceExt};
 
+use crate::server::tls::write_secret;
+
 /// Where and how process pods reach the API server.
 #[derive(Clone, Debug)]
 pub struct ApiAccess {
@@ -95,27 +97,20 @@ pub async fn prepare(
         .map_err(|e| format!("requesting the token of serviceaccount \"{name}\": {e}"))?;
     let token = issued.status.map(|s| s.token).unwrap_or_default();
     let dir = pod_dir.join("serviceaccount");
-    let write = |file: &str, contents: &str| write_private(&dir.join(file), contents);
-    std::fs::create_dir_all(&dir)
-        .and_then(|()| write("token", &token))
-        .and_then(|()| write("ca.crt", &access.ca_pem))
-        .and_then(|()| write("namespace", &namespace))
-        .and_then(|()| write("kubeconfig", &kubeconfig(&access.url, &dir, &namespace)))
-        .map_err(|e| format!("writing the service account credentials: {e}"))?;
+    let failed =
+        |e: &dyn std::fmt::Display| format!("writing the service account credentials: {e}");
+    std::fs::create_dir_all(&dir).map_err(|e| failed(&e))?;
+    let kubeconfig_text = kubeconfig(&access.url, &dir, &namespace);
+    let files = [
+        ("token", token.as_str()),
+        ("ca.crt", access.ca_pem.as_str()),
+        ("namespace", namespace.as_str()),
+        ("kubeconfig", kubeconfig_text.as_str()),
+    ];
+    for (file, contents) in files {
+        write_secret(&dir.join(file), contents).map_err(|e| failed(&e))?;
+    }
     Ok(Some(dir.join("kubeconfig")))
-}
-
-/// Writes `contents` readable by the owner only (the token is a credential).
-fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(contents.as_bytes())
 }
 
 #[cfg(test)]
