@@ -79,12 +79,21 @@ pub fn is_controlled_by(meta: &ObjectMeta, uid: &str) -> bool {
 /// controllers set it.
 pub fn controller_reference(api_version: &str, kind: &str, owner: &ObjectMeta) -> OwnerReference {
     OwnerReference {
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+        ..owner_reference(api_version, kind, owner)
+    }
+}
+
+/// A plain owner reference to `owner`: not its controller, blocking nothing.
+pub fn owner_reference(api_version: &str, kind: &str, owner: &ObjectMeta) -> OwnerReference {
+    OwnerReference {
         api_version: api_version.to_owned(),
         kind: kind.to_owned(),
         name: owner.name.clone().unwrap_or_default(),
         uid: owner.uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
+        controller: None,
+        block_owner_deletion: None,
     }
 }
 

@@ -17,7 +17,7 @@ use super::daemonset::REVISION_HASH_LABEL;
 use super::plan::PlanEvent;
 use super::replicaset::BURST_REPLICAS;
 use crate::node::pods::{
-    controller_reference, is_available, is_deleting, is_ready, is_terminal, phase,
+    controller_reference, is_available, is_deleting, is_ready, is_terminal, owner_reference, phase,
     pod_from_template, ready_since, template_hash,
 };
 
@@ -225,11 +225,7 @@ impl<'a> Stateful<'a> {
         labels.extend(self.spec.selector.match_labels.clone().unwrap_or_default());
         let retention = self.spec.persistent_volume_claim_retention_policy.as_ref();
         let owned = retention.and_then(|r| r.when_deleted.as_deref()) == Some("Delete");
-        let owner = OwnerReference {
-            controller: None,
-            block_owner_deletion: None,
-            ..controller_reference("apps/v1", "StatefulSet", &self.set.metadata)
-        };
+        let owner = owner_reference("apps/v1", "StatefulSet", &self.set.metadata);
         PersistentVolumeClaim {
             metadata: ObjectMeta {
                 name: Some(name),
@@ -343,8 +339,7 @@ impl Builder<'_> {
         if !stateful.delete_claims_when_scaled() {
             return;
         }
-        let owner = controller_reference("v1", "Pod", &pod.metadata);
-        let owner = OwnerReference { controller: None, block_owner_deletion: None, ..owner };
+        let owner = owner_reference("v1", "Pod", &pod.metadata);
         for (template, _) in stateful.claim_templates() {
             let name = stateful.claim_name(template, ordinal);
             let Some(claim) =
