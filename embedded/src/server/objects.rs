@@ -13,7 +13,12 @@ const SERVER_OWNED: [&str; 5] =
 
 /// The current time as Kubernetes writes `metav1.Time` (seconds precision, UTC).
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    rfc3339(jiff::Timestamp::now())
+}
+
+/// `at` as Kubernetes writes times (RFC 3339, whole seconds, UTC).
+pub fn rfc3339(at: jiff::Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// A new random uid.

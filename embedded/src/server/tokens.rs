@@ -19,11 +19,11 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::catalog::builtin_resource;
-use crate::storage::Store;
+use crate::storage::{Entry, Store};
 
 use super::ResourceRequest;
 use super::errors::{ApiError, ApiResult, Cause};
-use super::objects::{meta_str, new_uid};
+use super::objects::{meta_str, new_uid, rfc3339};
 use super::paths::object_key;
 use super::read::json_response;
 use super::write::body;
@@ -166,8 +166,7 @@ pub(crate) fn authenticate(keys: &TokenKeys, store: &Store, token: &str) -> Opti
     let claims = keys.verify(token)?;
     let k = &claims.kubernetes;
     let live = |resource: &str, namespace: &str, object: &ObjectRef| {
-        let info = builtin_resource("", resource)?;
-        let entry = store.get(&object_key(&info, namespace, &object.name))?;
+        let entry = stored(store, resource, namespace, &object.name)?;
         let same = meta_str(&entry.object, "uid") == Some(object.uid.as_str())
             && entry.object.pointer("/metadata/deletionTimestamp").is_none();
         same.then_some(())
@@ -183,6 +182,12 @@ pub(crate) fn authenticate(keys: &TokenKeys, store: &Store, token: &str) -> Opti
         live("nodes", "", node)?;
     }
     Some(Identity::ServiceAccount { claims: Box::new(claims) })
+}
+
+/// The stored core/v1 object `resource` `namespace/name`.
+fn stored(store: &Store, resource: &str, namespace: &str, name: &str) -> Option<Entry> {
+    let info = builtin_resource("", resource)?;
+    store.get(&object_key(&info, namespace, name))
 }
 
 /// `POST …/serviceaccounts/<name>/token`: a token for the account, in the request's
@@ -233,9 +238,7 @@ pub(crate) fn create(
         kubernetes,
     };
     let token = keys.sign(&claims)?;
-    let expires = jiff::Timestamp::from_second(claims.exp)
-        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
-        .unwrap_or_default();
+    let expires = jiff::Timestamp::from_second(claims.exp).map(rfc3339).unwrap_or_default();
     token_request["metadata"]["name"] = json!(name);
     token_request["metadata"]["namespace"] = json!(namespace);
     token_request["metadata"]["creationTimestamp"] = Value::Null;
@@ -286,9 +289,7 @@ fn bind(
         }
     };
     let name = bound["name"].as_str().unwrap_or_default();
-    let info = builtin_resource("", resource).expect("pods, secrets and nodes are built in");
-    let object = store
-        .get(&object_key(&info, object_namespace, name))
+    let object = stored(store, resource, object_namespace, name)
         .ok_or_else(|| ApiError::not_found("", resource, name))?;
     let uid = meta_str(&object.object, "uid").unwrap_or_default().to_owned();
     if let Some(asked) = bound["uid"].as_str().filter(|u| !u.is_empty() && *u != uid) {

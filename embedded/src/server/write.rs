@@ -33,10 +33,13 @@ const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "
 
 /// How list items merge for this resource.
 fn lists(info: &ResourceInfo) -> Box<dyn ListSemantics> {
-    match info.schema.get().filter(|_| !info.builtin) {
-        Some(schema) => Box::new(SchemaLists::new(schema)),
-        None => Box::new(BuiltinLists::for_kind(&info.group, &info.kind)),
+    // Built-ins' list semantics are compiled in: their schemas need not be generated here.
+    if !info.builtin
+        && let Some(schema) = info.schema.get()
+    {
+        return Box::new(SchemaLists::new(schema));
     }
+    Box::new(BuiltinLists::for_kind(&info.group, &info.kind))
 }
 
 /// The field manager of a request: `?fieldManager=`, else the client's name from `User-Agent`.
@@ -738,10 +741,7 @@ pub(crate) async fn delete_entry(
     meta.insert("finalizers".into(), json!(held));
     if !already || granted != Some(grace) {
         let deadline = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(grace);
-        meta.insert(
-            "deletionTimestamp".into(),
-            json!(deadline.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
-        );
+        meta.insert("deletionTimestamp".into(), json!(super::objects::rfc3339(deadline)));
         meta.insert("deletionGracePeriodSeconds".into(), json!(grace));
     }
     if !already {
