@@ -81,7 +81,14 @@ fn job_as(name: &str, account: &str, automount: bool, script: &str) -> String {
 fn a_job_calls_the_api_server_as_its_service_account() {
     let k = Keelson::up_with(&FAST);
     k.ok(&["create", "serviceaccount", "reader"]);
-    let script = "kubectl auth whoami -o jsonpath={.status.userInfo.username}; echo; kubectl get configmap kube-root-ca.crt -o name";
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "reader",
+        "--clusterrole=view",
+        "--serviceaccount=default:reader",
+    ]);
+    let script = "kubectl auth whoami -o jsonpath={.status.userInfo.username}; echo; kubectl get configmap kube-root-ca.crt -o name; kubectl auth can-i list secrets || true";
     k.apply("reader.yaml", &job_as("reader", "reader", true, script));
     k.apply("none.yaml", &job_as("none", "reader", false, "echo ${KUBECONFIG:-no credentials}"));
     for job in ["reader", "none"] {
@@ -89,7 +96,7 @@ fn a_job_calls_the_api_server_as_its_service_account() {
     }
     assert_eq!(
         k.ok(&["logs", "job/reader"]),
-        "system:serviceaccount:default:reader\nconfigmap/kube-root-ca.crt\n"
+        "system:serviceaccount:default:reader\nconfigmap/kube-root-ca.crt\nno\n"
     );
     assert_eq!(k.ok(&["logs", "job/none"]), "no credentials\n");
 }

@@ -212,6 +212,26 @@ impl ApiError {
         Self::new(StatusCode::FORBIDDEN, "Forbidden", message)
     }
 
+    /// 403 for a request on a resource that the user may not make: `pods "web" is forbidden:
+    /// <why>`, then `: <reason>` when there is one.
+    pub fn forbidden_resource(
+        group: &str,
+        resource: &str,
+        name: &str,
+        why: &str,
+        reason: &str,
+    ) -> Self {
+        let resource_name = qualified(group, resource);
+        let mut message = match name {
+            "" => format!("{resource_name} is forbidden: {why}"),
+            name => format!("{resource_name} \"{name}\" is forbidden: {why}"),
+        };
+        if !reason.is_empty() {
+            message = format!("{message}: {reason}");
+        }
+        Self::forbidden(message).with_details(group, resource, name)
+    }
+
     /// 409 for a namespace that is being deleted.
     pub fn namespace_terminating(namespace: &str) -> Self {
         Self::new(

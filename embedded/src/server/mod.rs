@@ -7,11 +7,13 @@ mod defaults;
 mod discovery_routes;
 mod errors;
 mod gc;
+mod impersonation;
 mod object_checks;
 mod objects;
 mod paths;
 pub mod pod_log;
 mod query;
+mod rbac;
 mod read;
 mod registry;
 mod reviews;
@@ -20,6 +22,7 @@ mod service_accounts;
 mod services;
 pub mod tls;
 mod tokens;
+mod users;
 mod watch;
 mod write;
 
@@ -45,7 +48,8 @@ pub use errors::ApiError;
 use errors::ApiResult;
 use paths::Target;
 pub use registry::Registry;
-use tokens::{Identity, TokenKeys};
+use tokens::TokenKeys;
+use users::User;
 
 /// How to run the API server.
 #[derive(Clone, Debug)]
@@ -207,6 +211,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     registry.refresh(&store);
     write::ensure_default_namespaces(&store).await?;
     service_accounts::ensure_every_default(&store).await?;
+    rbac::ensure_defaults(&store).await?;
     root_ca::publish_everywhere(&store, &credentials.ca_pem).await?;
     let state = ApiState {
         store: store.clone(),
@@ -220,6 +225,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         ca_pem: credentials.ca_pem.clone().into(),
     };
     gc::spawn(store.clone(), state.registry.clone());
+    rbac::spawn_aggregation(store.clone());
     let app = router(state);
 
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -279,7 +285,9 @@ async fn method_not_allowed(request: Request) -> ApiError {
 }
 
 /// Refuses requests without the admin bearer token (compared in constant time) or a service
-/// account token the server accepts, and tells the handlers who the request is from.
+/// account token the server accepts; applies impersonation headers; authorizes requests for
+/// discovery and OpenAPI (resource requests are authorized once their path is resolved); and
+/// tells the handlers who the request is from.
 async fn authenticate(State(state): State<ApiState>, mut request: Request, next: Next) -> Response {
     let presented = request
         .headers()
@@ -287,17 +295,27 @@ async fn authenticate(State(state): State<ApiState>, mut request: Request, next:
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or_default();
-    let identity = if bool::from(presented.as_bytes().ct_eq(state.token.as_bytes())) {
-        Some(Identity::Admin)
+    let user = if bool::from(presented.as_bytes().ct_eq(state.token.as_bytes())) {
+        Some(User::admin())
     } else {
         tokens::authenticate(&state.tokens, &state.store, presented)
     };
-    match identity {
-        Some(identity) => {
-            request.extensions_mut().insert(identity);
+    let Some(user) = user else { return ApiError::unauthorized().into_response() };
+    let checked = impersonation::apply(&state.store, user, request.headers()).and_then(|user| {
+        let path = request.uri().path();
+        if !rbac::is_resource_path(path) {
+            let verb = request.method().as_str().to_lowercase();
+            let attributes = rbac::Attributes::NonResource { verb, path: path.to_owned() };
+            rbac::check(&state.store, &user, &attributes)?;
+        }
+        Ok(user)
+    });
+    match checked {
+        Ok(user) => {
+            request.extensions_mut().insert(user);
             next.run(request).await
         }
-        None => ApiError::unauthorized().into_response(),
+        Err(error) => error.into_response(),
     }
 }
 
@@ -309,7 +327,7 @@ pub(crate) struct ResourceRequest {
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
     /// Who the request is from.
-    pub(crate) identity: Identity,
+    pub(crate) user: User,
 }
 
 async fn core_resource(
@@ -317,11 +335,11 @@ async fn core_resource(
     Path(rest): Path<String>,
     method: Method,
     RawQuery(params): RawQuery<HashMap<String, String>>,
-    Extension(identity): Extension<Identity>,
+    Extension(user): Extension<User>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let request = (method, params, identity, headers);
+    let request = (method, params, user, headers);
     dispatch(state, "", "v1", &rest, request, body).await
 }
 
@@ -330,23 +348,23 @@ async fn group_resource(
     Path((group, version, rest)): Path<(String, String, String)>,
     method: Method,
     RawQuery(params): RawQuery<HashMap<String, String>>,
-    Extension(identity): Extension<Identity>,
+    Extension(user): Extension<User>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let request = (method, params, identity, headers);
+    let request = (method, params, user, headers);
     dispatch(state, &group, &version, &rest, request, body).await
 }
 
 /// What a resource request's handler extracted besides its path and body.
-type RequestParts = (Method, HashMap<String, String>, Identity, HeaderMap);
+type RequestParts = (Method, HashMap<String, String>, User, HeaderMap);
 
 async fn dispatch(
     state: ApiState,
     group: &str,
     version: &str,
     rest: &str,
-    (method, params, identity, headers): RequestParts,
+    (method, params, user, headers): RequestParts,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let result: ApiResult<Response> = async {
@@ -355,7 +373,10 @@ async fn dispatch(
         let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
         let target = paths::resolve(&state.registry.served(), group, version, &segments)?;
         let query = query::Query::parse(params)?;
-        let request = ResourceRequest { method, target, query, headers, body, identity };
+        let request = ResourceRequest { method, target, query, headers, body, user };
+        if !request.user.is_master() {
+            rbac::check(&state.store, &request.user, &rbac::request_attributes(&request))?;
+        }
         route(&state, request).await
     }
     .await;
@@ -364,7 +385,7 @@ async fn dispatch(
 
 async fn route(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
     if reviews::is_review(&request.target.info) {
-        return reviews::review(&request);
+        return reviews::review(state, &request);
     }
     let has_name = request.target.name.is_some();
     let sub = request.target.subresource.clone();

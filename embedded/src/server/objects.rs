@@ -121,8 +121,23 @@ fn has_status_subresource(info: &ResourceInfo) -> bool {
 }
 
 /// Checks a name the way upstream checks object names (a DNS subdomain; a DNS label for
-/// namespaces), returning the causes.
+/// namespaces; any path segment for RBAC's kinds, so `system:discovery`), returning the causes.
 pub fn name_problems(info: &ResourceInfo, name: &str) -> Vec<Cause> {
+    let invalid = |rule: &str| {
+        vec![Cause {
+            reason: "FieldValueInvalid".into(),
+            message: format!("Invalid value: {name:?}: {rule}"),
+            field: "metadata.name".into(),
+        }]
+    };
+    if info.builtin && info.group == "rbac.authorization.k8s.io" {
+        return match name {
+            "." | ".." => invalid(&format!("may not be '{name}'")),
+            _ if name.contains('/') => invalid("may not contain '/'"),
+            _ if name.contains('%') => invalid("may not contain '%'"),
+            _ => Vec::new(),
+        };
+    }
     let label =
         info.group.is_empty() && matches!(info.resource.as_str(), "namespaces" | "services");
     let max = if label { 63 } else { 253 };
@@ -143,11 +158,7 @@ pub fn name_problems(info: &ResourceInfo, name: &str) -> Vec<Cause> {
     } else {
         "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
     };
-    vec![Cause {
-        reason: "FieldValueInvalid".into(),
-        message: format!("Invalid value: {name:?}: {rule}"),
-        field: "metadata.name".into(),
-    }]
+    invalid(rule)
 }
 
 /// Prepares a new object for storage: type and namespace checked against the path, name or

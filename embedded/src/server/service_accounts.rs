@@ -6,11 +6,12 @@
 use serde_json::{Value, json};
 
 use crate::catalog::{ResourceInfo, builtin_resource};
-use crate::storage::{Store, StoreError, WriteOp};
+use crate::storage::{Store, StoreError};
 
 use super::errors::{ApiError, ApiResult};
-use super::objects::{meta_str, now_rfc3339, prepare_create};
+use super::objects::meta_str;
 use super::paths::{object_key, resource_prefix};
+use super::write::create_missing;
 
 /// The account a pod runs as when it names none.
 pub const DEFAULT: &str = "default";
@@ -21,18 +22,8 @@ fn service_accounts() -> ResourceInfo {
 
 /// Creates the `default` ServiceAccount of `namespace` unless it exists.
 pub(crate) async fn ensure_default(store: &Store, namespace: &str) -> Result<(), StoreError> {
-    let info = service_accounts();
-    let key = object_key(&info, namespace, DEFAULT);
-    if store.get(&key).is_some() {
-        return Ok(());
-    }
     let account = json!({ "metadata": { "name": DEFAULT } });
-    let object = prepare_create(&info, Some(namespace), account, &now_rfc3339())
-        .expect("the default ServiceAccount is valid");
-    match store.write(WriteOp::Create { key, object }).await {
-        Ok(_) | Err(StoreError::AlreadyExists { .. }) => Ok(()),
-        Err(e) => Err(e),
-    }
+    create_missing(store, &service_accounts(), Some(namespace), account).await
 }
 
 /// The names of the stored namespaces.

@@ -5,8 +5,7 @@
 //! key (`<data-dir>/pki/sa.key`, ES256), carrying upstream's claims. The server then accepts that
 //! token as a bearer token, as a cluster does, while it has not expired, names the API server
 //! among its audiences, and its ServiceAccount (and the Pod, Secret or Node it is bound to, if
-//! any) still exists with the same uid. Nothing authorizes requests beyond that: a service
-//! account may do what the admin token may.
+//! any) still exists with the same uid. What the account may then do is up to RBAC (`rbac`).
 
 use std::sync::Arc;
 
@@ -26,6 +25,7 @@ use super::errors::{ApiError, ApiResult, Cause};
 use super::objects::{meta_str, new_uid, rfc3339};
 use super::paths::object_key;
 use super::read::json_response;
+use super::users::User;
 use super::write::body;
 
 /// The issuer of the tokens, and the audience the API server accepts: upstream's defaults.
@@ -34,55 +34,6 @@ pub(crate) const ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 const DEFAULT_SECONDS: i64 = 3600;
 const MIN_SECONDS: i64 = 600;
 const MAX_SECONDS: i64 = 1 << 32;
-
-/// The user the admin bearer token (the kubeconfig's) authenticates as, and its groups.
-const ADMIN: &str = "keelson-admin";
-const ADMIN_GROUPS: [&str; 2] = ["system:masters", "system:authenticated"];
-
-/// Who a request is from.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Identity {
-    /// The bearer token of the kubeconfig.
-    Admin,
-    /// A service account token.
-    ServiceAccount {
-        /// The token's claims, as checked.
-        claims: Box<Claims>,
-    },
-}
-
-impl Identity {
-    /// The `userInfo` of a SelfSubjectReview.
-    pub(crate) fn user_info(&self) -> Value {
-        let Identity::ServiceAccount { claims } = self else {
-            return json!({ "username": ADMIN, "groups": ADMIN_GROUPS });
-        };
-        let k = &claims.kubernetes;
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            "authentication.kubernetes.io/credential-id".into(),
-            json!([format!("JTI={}", claims.jti)]),
-        );
-        if let Some(pod) = &k.pod {
-            extra.insert("authentication.kubernetes.io/pod-name".into(), json!([pod.name]));
-            extra.insert("authentication.kubernetes.io/pod-uid".into(), json!([pod.uid]));
-        }
-        if let Some(node) = &k.node {
-            extra.insert("authentication.kubernetes.io/node-name".into(), json!([node.name]));
-            extra.insert("authentication.kubernetes.io/node-uid".into(), json!([node.uid]));
-        }
-        json!({
-            "username": claims.sub,
-            "uid": k.serviceaccount.uid,
-            "groups": [
-                "system:serviceaccounts",
-                format!("system:serviceaccounts:{}", k.namespace),
-                "system:authenticated",
-            ],
-            "extra": extra,
-        })
-    }
-}
 
 /// A service account token's claims, as upstream writes them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -114,6 +65,29 @@ struct KubernetesClaims {
 struct ObjectRef {
     name: String,
     uid: String,
+}
+
+impl Claims {
+    /// The user these claims name: the service account, with the credential and what the token
+    /// is bound to as `extra`, as upstream's authenticator reports them.
+    fn user(&self) -> User {
+        let k = &self.kubernetes;
+        let mut user = User::service_account(&k.namespace, &k.serviceaccount.name);
+        user.uid = k.serviceaccount.uid.clone();
+        let mut extra = |key: &str, value: String| {
+            user.extra.insert(format!("authentication.kubernetes.io/{key}"), vec![value]);
+        };
+        extra("credential-id", format!("JTI={}", self.jti));
+        if let Some(pod) = &k.pod {
+            extra("pod-name", pod.name.clone());
+            extra("pod-uid", pod.uid.clone());
+        }
+        if let Some(node) = &k.node {
+            extra("node-name", node.name.clone());
+            extra("node-uid", node.uid.clone());
+        }
+        user
+    }
 }
 
 /// Signs and checks service account tokens.
@@ -162,7 +136,7 @@ impl TokenKeys {
 
 /// The identity of a service account `token`, if the server accepts it: see the module
 /// documentation.
-pub(crate) fn authenticate(keys: &TokenKeys, store: &Store, token: &str) -> Option<Identity> {
+pub(crate) fn authenticate(keys: &TokenKeys, store: &Store, token: &str) -> Option<User> {
     let claims = keys.verify(token)?;
     let k = &claims.kubernetes;
     let live = |resource: &str, namespace: &str, object: &ObjectRef| {
@@ -181,7 +155,7 @@ pub(crate) fn authenticate(keys: &TokenKeys, store: &Store, token: &str) -> Opti
     if let Some(node) = &k.node {
         live("nodes", "", node)?;
     }
-    Some(Identity::ServiceAccount { claims: Box::new(claims) })
+    Some(claims.user())
 }
 
 /// The stored core/v1 object `resource` `namespace/name`.
@@ -370,8 +344,7 @@ mod tests {
 
     #[test]
     fn a_service_account_is_named_as_upstream_names_it() {
-        let claims = claims(ISSUER, 0, 1);
-        let info = Identity::ServiceAccount { claims: Box::new(claims) }.user_info();
+        let info = serde_json::to_value(claims(ISSUER, 0, 1).user()).unwrap();
         assert_eq!(info["username"], "system:serviceaccount:default:bot");
         assert_eq!(info["uid"], "u");
         assert_eq!(
@@ -383,6 +356,5 @@ mod tests {
             ])
         );
         assert_eq!(info["extra"]["authentication.kubernetes.io/credential-id"], json!(["JTI=j"]));
-        assert_eq!(Identity::Admin.user_info()["username"], "keelson-admin");
     }
 }

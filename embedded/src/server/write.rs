@@ -23,7 +23,7 @@ use super::objects::{
 use super::paths::{object_key, resource_prefix};
 use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
 use super::{ApiState, ResourceRequest};
-use super::{root_ca, service_accounts};
+use super::{rbac, root_ca, service_accounts};
 
 /// How often a patch is retried when another writer got in between.
 const PATCH_ATTEMPTS: usize = 5;
@@ -119,20 +119,31 @@ fn default_builtin(info: &ResourceInfo, object: &mut Value) {
 pub(crate) async fn ensure_default_namespaces(store: &Store) -> Result<(), StoreError> {
     let info = crate::catalog::builtin_resource("", "namespaces").expect("namespaces are built in");
     for name in SYSTEM_NAMESPACES {
-        let key = object_key(&info, "", name);
-        if store.get(&key).is_some() {
-            continue;
-        }
-        let now = now_rfc3339();
-        let mut object = prepare_create(&info, None, json!({"metadata": {"name": name}}), &now)
-            .expect("system namespace names are valid");
-        default_builtin(&info, &mut object);
-        match store.write(WriteOp::Create { key, object }).await {
-            Ok(_) | Err(StoreError::AlreadyExists { .. }) => {}
-            Err(e) => return Err(e),
-        }
+        create_missing(store, &info, None, json!({"metadata": {"name": name}})).await?;
     }
     Ok(())
+}
+
+/// Creates an object the server keeps for itself (a system namespace, a default account or
+/// role) unless it exists. `object` must be valid.
+pub(crate) async fn create_missing(
+    store: &Store,
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    object: Value,
+) -> Result<(), StoreError> {
+    let name = meta_str(&object, "name").unwrap_or_default();
+    let key = object_key(info, namespace.unwrap_or_default(), name);
+    if store.get(&key).is_some() {
+        return Ok(());
+    }
+    let mut object = prepare_create(info, namespace, object, &now_rfc3339())
+        .expect("the server's own objects are valid");
+    default_builtin(info, &mut object);
+    match store.write(WriteOp::Create { key, object }).await {
+        Ok(_) | Err(StoreError::AlreadyExists { .. }) => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// A response showing a stored object as the addressed version shows it. `text` is the stored
@@ -170,6 +181,7 @@ async fn create_object(
         establish_crd(&mut object, &now);
     }
     default_builtin(info, &mut object);
+    rbac::check_no_escalation(&state.store, &request.user, info, &object)?;
     if is_core(info, "pods") {
         service_accounts::check_pod(&state.store, &object).await?;
     }
@@ -259,6 +271,7 @@ async fn store_update(
     if is_crd(info) {
         establish_crd(&mut new, &now);
     }
+    rbac::check_no_escalation(&state.store, &request.user, info, &new)?;
     let _allocation = match is_core(info, "services") && subresource.is_none() {
         true => Some(state.services.allocate(&state.store, Some(&old), &mut new).await?),
         false => None,

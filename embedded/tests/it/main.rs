@@ -3,6 +3,7 @@
 mod collection;
 mod crud;
 mod custom;
+mod rbac;
 mod runtime;
 mod support;
 mod tokens;

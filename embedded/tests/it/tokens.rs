@@ -9,14 +9,18 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::support::{api_error, start};
 
-fn account(name: &str) -> ServiceAccount {
+pub(crate) fn account(name: &str) -> ServiceAccount {
     ServiceAccount {
         metadata: ObjectMeta { name: Some(name.to_owned()), ..Default::default() },
         ..Default::default()
     }
 }
 
-async fn token(accounts: &Api<ServiceAccount>, name: &str, audiences: &[&str]) -> TokenRequest {
+pub(crate) async fn token(
+    accounts: &Api<ServiceAccount>,
+    name: &str,
+    audiences: &[&str],
+) -> TokenRequest {
     let request = TokenRequest {
         spec: TokenRequestSpec {
             audiences: audiences.iter().map(|a| (*a).to_owned()).collect(),
@@ -29,7 +33,7 @@ async fn token(accounts: &Api<ServiceAccount>, name: &str, audiences: &[&str]) -
 }
 
 /// A client of `server` that presents `token` instead of the admin token.
-async fn client_with(server: &RunningServer, token: &str) -> kube::Client {
+pub(crate) async fn client_with(server: &RunningServer, token: &str) -> kube::Client {
     let kubeconfig = server.kubeconfig().replace(&server.credentials.token, token);
     let config = kube::Config::from_custom_kubeconfig(
         Kubeconfig::from_yaml(&kubeconfig).unwrap(),
@@ -59,7 +63,8 @@ async fn a_service_account_token_authenticates_while_its_account_lives() {
 
     let as_ci = client_with(server, &status.token).await;
     let config_maps: Api<ConfigMap> = Api::namespaced(as_ci.clone(), "default");
-    config_maps.list(&ListParams::default()).await.unwrap();
+    let refused = config_maps.list(&ListParams::default()).await.unwrap_err();
+    assert_eq!(api_error(refused).0, 403, "authenticated, but no binding grants anything");
     let reviews: Api<SelfSubjectReview> = Api::all(as_ci.clone());
     let review = reviews.create(&PostParams::default(), &SelfSubjectReview::default()).await;
     let user = review.unwrap().status.unwrap().user_info.unwrap();

@@ -1,0 +1,218 @@
+//! RBAC: service accounts may do what their bindings grant, roles cannot grant more than their
+//! writer holds, and impersonation acts as another user once RBAC allows it.
+
+use std::time::Duration;
+
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+    SelfSubjectRulesReview, SelfSubjectRulesReviewSpec,
+};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, Role, RoleBinding};
+use keelson_embedded::server::RunningServer;
+use kube::api::{Api, ListParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde_json::json;
+
+use crate::support::{api_error, start};
+use crate::tokens::{account, client_with, token};
+
+/// A client acting as the service account `default/<name>`, made for the occasion.
+async fn as_account(server: &RunningServer, admin: &kube::Client, name: &str) -> kube::Client {
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "default");
+    accounts.create(&PostParams::default(), &account(name)).await.unwrap();
+    let issued = token(&accounts, name, &[]).await.status.unwrap().token;
+    client_with(server, &issued).await
+}
+
+/// Binds the ClusterRole `role` to the account `default/<account>` in `default`.
+async fn bind(
+    client: &kube::Client,
+    account: &str,
+    role: &str,
+) -> Result<RoleBinding, kube::Error> {
+    let binding: RoleBinding = serde_json::from_value(json!({
+        "metadata": { "name": format!("{account}-{role}") },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role },
+        "subjects": [{ "kind": "ServiceAccount", "name": account, "namespace": "default" }],
+    }))
+    .unwrap();
+    Api::namespaced(client.clone(), "default").create(&PostParams::default(), &binding).await
+}
+
+/// Waits until the aggregated ClusterRole `name` has rules.
+async fn aggregated(client: &kube::Client, name: &str) -> ClusterRole {
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    for _ in 0..200 {
+        let role = roles.get(name).await.unwrap();
+        if role.rules.as_ref().is_some_and(|r| !r.is_empty()) {
+            return role;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{name} was never aggregated");
+}
+
+async fn may(client: &kube::Client, verb: &str, resource: &str, namespace: &str) -> (bool, String) {
+    let review = SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                verb: Some(verb.into()),
+                resource: Some(resource.into()),
+                namespace: Some(namespace.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(client.clone());
+    let status = reviews.create(&PostParams::default(), &review).await.unwrap().status.unwrap();
+    (status.allowed, status.reason.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn a_service_account_may_do_what_its_bindings_grant() {
+    let test = start().await;
+    let admin = &test.client;
+    let ci = as_account(test.server.as_ref().unwrap(), admin, "ci").await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(ci.clone(), "default");
+
+    let (code, reason, message) =
+        api_error(config_maps.list(&ListParams::default()).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        message,
+        "configmaps is forbidden: User \"system:serviceaccount:default:ci\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""
+    );
+    assert!(!may(&ci, "list", "configmaps", "default").await.0);
+    // Every authenticated user may discover the API.
+    assert!(ci.list_core_api_versions().await.is_ok());
+
+    let view = aggregated(admin, "view").await;
+    assert!(view.aggregation_rule.is_some());
+    bind(admin, "ci", "view").await.unwrap();
+    config_maps.list(&ListParams::default()).await.unwrap();
+    let (allowed, reason) = may(&ci, "watch", "configmaps", "default").await;
+    assert!(allowed);
+    assert_eq!(
+        reason,
+        "RBAC: allowed by RoleBinding \"ci-view\" of ClusterRole \"view\" to ServiceAccount \"default/ci\""
+    );
+    // `view` reads, but neither writes nor reads secrets, and the binding holds in `default` only.
+    let refused = config_maps.create(&PostParams::default(), &ConfigMap::default()).await;
+    assert_eq!(api_error(refused.unwrap_err()).0, 403);
+    let secrets: Api<Secret> = Api::namespaced(ci.clone(), "default");
+    assert_eq!(api_error(secrets.list(&ListParams::default()).await.unwrap_err()).0, 403);
+    let elsewhere: Api<ConfigMap> = Api::namespaced(ci.clone(), "kube-system");
+    assert_eq!(api_error(elsewhere.list(&ListParams::default()).await.unwrap_err()).0, 403);
+
+    let rules: Api<SelfSubjectRulesReview> = Api::all(ci.clone());
+    let review = SelfSubjectRulesReview {
+        spec: SelfSubjectRulesReviewSpec { namespace: Some("default".into()) },
+        ..Default::default()
+    };
+    let status = rules.create(&PostParams::default(), &review).await.unwrap().status.unwrap();
+    let reads_config_maps = status.resource_rules.iter().any(|r| {
+        r.resources.iter().flatten().any(|r| r == "configmaps") && r.verbs.contains(&"list".into())
+    });
+    assert!(reads_config_maps, "{:?}", status.resource_rules);
+    assert!(!status.non_resource_rules.is_empty(), "discovery paths");
+
+    // A role labelled to aggregate into `view` adds to it, and so to every binding of it.
+    let extra: ClusterRole = serde_json::from_value(json!({
+        "metadata": {
+            "name": "secret-reader",
+            "labels": { "rbac.authorization.k8s.io/aggregate-to-view": "true" },
+        },
+        "rules": [{ "apiGroups": [""], "resources": ["secrets"], "verbs": ["list"] }],
+    }))
+    .unwrap();
+    Api::<ClusterRole>::all(admin.clone()).create(&PostParams::default(), &extra).await.unwrap();
+    let mut listed = secrets.list(&ListParams::default()).await;
+    for _ in 0..200 {
+        if listed.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        listed = secrets.list(&ListParams::default()).await;
+    }
+    listed.expect("the aggregated rule reached `view`");
+}
+
+#[tokio::test]
+async fn roles_and_bindings_grant_no_more_than_their_writer_holds() {
+    let test = start().await;
+    let admin = &test.client;
+    aggregated(admin, "admin").await;
+    let lead = as_account(test.server.as_ref().unwrap(), admin, "lead").await;
+    bind(admin, "lead", "admin").await.unwrap();
+    let roles: Api<Role> = Api::namespaced(lead.clone(), "default");
+
+    let pod_reader: Role = serde_json::from_value(json!({
+        "metadata": { "name": "pod-reader" },
+        "rules": [{ "apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list"] }],
+    }))
+    .unwrap();
+    roles.create(&PostParams::default(), &pod_reader).await.unwrap();
+
+    let node_reader: Role = serde_json::from_value(json!({
+        "metadata": { "name": "node-reader" },
+        "rules": [{ "apiGroups": [""], "resources": ["nodes"], "verbs": ["list"] }],
+    }))
+    .unwrap();
+    let (code, _, message) =
+        api_error(roles.create(&PostParams::default(), &node_reader).await.unwrap_err());
+    assert_eq!(code, 403);
+    assert!(
+        message.contains("is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"nodes\"], Verbs:[\"list\"]}"),
+        "{message}"
+    );
+
+    // Binding a role is granting what it grants.
+    let refused = bind(&lead, "lead", "cluster-admin").await.unwrap_err();
+    assert_eq!(api_error(refused).0, 403);
+    bind(&lead, "lead", "view").await.unwrap();
+}
+
+#[tokio::test]
+async fn impersonation_acts_as_the_user_once_rbac_allows_it() {
+    let test = start().await;
+    let server = test.server.as_ref().unwrap();
+    let admin = &test.client;
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "default");
+    accounts.create(&PostParams::default(), &account("ci")).await.unwrap();
+    bind(admin, "ci", "edit").await.unwrap();
+    aggregated(admin, "edit").await;
+
+    let impersonating = |as_user: &str, client_token: &str| {
+        let mut kubeconfig = Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
+        let auth = kubeconfig.auth_infos[0].auth_info.as_mut().unwrap();
+        auth.token = Some(client_token.to_owned().into());
+        auth.impersonate = Some(as_user.to_owned());
+        async move {
+            let options = KubeConfigOptions::default();
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.unwrap();
+            kube::Client::try_from(config).unwrap()
+        }
+    };
+
+    // The admin may impersonate the account, and then may do only what it may.
+    let as_ci = impersonating("system:serviceaccount:default:ci", &server.credentials.token).await;
+    let (allowed, _) = may(&as_ci, "create", "configmaps", "default").await;
+    assert!(allowed);
+    assert!(!may(&as_ci, "list", "nodes", "").await.0);
+    let nodes = Api::<k8s_openapi::api::core::v1::Node>::all(as_ci.clone());
+    assert_eq!(api_error(nodes.list(&ListParams::default()).await.unwrap_err()).0, 403);
+
+    // `edit` may impersonate service accounts in its namespace, not users.
+    let ci_token = token(&accounts, "ci", &[]).await.status.unwrap().token;
+    let as_alice = impersonating("alice", &ci_token).await;
+    let config_maps = Api::<ConfigMap>::namespaced(as_alice, "default");
+    let (code, _, message) = api_error(config_maps.list(&ListParams::default()).await.unwrap_err());
+    assert_eq!(code, 403);
+    assert_eq!(
+        message,
+        "users.authentication.k8s.io \"alice\" is forbidden: User \"system:serviceaccount:default:ci\" cannot impersonate resource \"users\" in API group \"authentication.k8s.io\" at the cluster scope"
+    );
+}
