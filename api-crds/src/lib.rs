@@ -4,7 +4,8 @@
 //! - [`workflows`] (`workflows.keelson.dev`): flows, runs, agents, schedules, webhooks;
 //! - [`integration`] (`integration.keelson.dev`): integrations and integration sessions.
 //!
-//! Pure data: types, their OpenAPI schemas (with CEL rules) and condition helpers; no I/O.
+//! Pure data: types, their OpenAPI schemas (with CEL rules), condition helpers and the
+//! ClusterRoles that add the kinds to `view` and `edit` ([`roles`]); no I/O.
 
 // kube's `printcolumn(...)` attributes repeat keys such as `type_ = "string"` by design;
 // clippy reads the repeats as duplicated attributes.
@@ -12,6 +13,7 @@
 
 pub mod conditions;
 pub mod integration;
+pub mod roles;
 mod schema;
 pub mod serving;
 pub mod workflows;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use keelson_embedded::node::config::{self, NodeConfig};
 use keelson_embedded::node::{self, ApiAccess, LocalNode, NodeOptions};
@@ -191,7 +192,8 @@ pub(crate) async fn client(kubeconfig: &str) -> anyhow::Result<kube::Client> {
     crate::kube_args::from_config(config)
 }
 
-/// Server-side applies every Keelson CRD (field manager `keelson`, forced).
+/// Server-side applies every Keelson CRD, and the ClusterRoles that add their kinds to `view`
+/// and `edit` (field manager `keelson`, forced).
 pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply("keelson").force();
@@ -200,6 +202,14 @@ pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
         api.patch(&name, &params, &Patch::Apply(&crd))
             .await
             .with_context(|| format!("installing CRD {name}"))?;
+    }
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    for role in keelson_api_crds::roles::aggregated_cluster_roles() {
+        let name = role.metadata.name.clone().unwrap_or_default();
+        roles
+            .patch(&name, &params, &Patch::Apply(&role))
+            .await
+            .with_context(|| format!("installing ClusterRole {name}"))?;
     }
     Ok(())
 }

@@ -486,6 +486,9 @@ fn rbac_decides_what_a_service_account_may_do() {
     assert_eq!(can_i(&["list", "pods"]), "yes");
     k.ok(&["--token", &token, "get", "pods"]);
     assert_eq!(can_i(&["list", "pods", "-n", "kube-system"]), "no");
+    // Keelson's kinds are aggregated into `view` (read) and `edit` (write), as Deployments are.
+    assert_eq!(can_i(&["watch", "modeldeployments.serving.keelson.dev"]), "yes");
+    assert_eq!(can_i(&["create", "flows.workflows.keelson.dev"]), "no");
     let refused = k.fails(&["--token", &token, "delete", "configmap", "kube-root-ca.crt"]);
     assert!(refused.contains("Forbidden"), "{refused}");
 
