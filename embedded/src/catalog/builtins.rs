@@ -646,5 +646,16 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("authentication.k8s.io", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", false)
             .create_only()
             .with_schema(builtin_schema::<authentication::v1::SelfSubjectReview>),
+        // What servers that delegate to the API server ask (webhooks, metrics endpoints behind
+        // controller-runtime's or kube-rbac-proxy's filters).
+        res("authentication.k8s.io", "tokenreviews", "tokenreview", "TokenReview", false)
+            .create_only()
+            .with_schema(builtin_schema::<authentication::v1::TokenReview>),
+        res("authorization.k8s.io", "subjectaccessreviews", "subjectaccessreview", "SubjectAccessReview", false)
+            .create_only()
+            .with_schema(builtin_schema::<authorization::v1::SubjectAccessReview>),
+        res("authorization.k8s.io", "localsubjectaccessreviews", "localsubjectaccessreview", "LocalSubjectAccessReview", true)
+            .create_only()
+            .with_schema(builtin_schema::<authorization::v1::LocalSubjectAccessReview>),
     ]
 }

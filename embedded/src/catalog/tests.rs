@@ -123,6 +123,25 @@ fn builtins_have_scope_short_names_and_subresources() {
             &[],
             false,
         ),
+        ("authentication.k8s.io", "tokenreviews", "TokenReview", false, &[], &[], false),
+        (
+            "authorization.k8s.io",
+            "subjectaccessreviews",
+            "SubjectAccessReview",
+            false,
+            &[],
+            &[],
+            false,
+        ),
+        (
+            "authorization.k8s.io",
+            "localsubjectaccessreviews",
+            "LocalSubjectAccessReview",
+            true,
+            &[],
+            &[],
+            false,
+        ),
     ];
     // Autoscalers are listed once above and served in two versions.
     let autoscaler_versions: Vec<&str> = infos

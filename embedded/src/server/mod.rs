@@ -130,6 +130,18 @@ pub(crate) struct ApiState {
 const KEPT_SNAPSHOTS: usize = 32;
 
 impl ApiState {
+    /// The user a bearer token authenticates for one of `audiences`, and those of `audiences` it
+    /// is for: the admin token (compared in constant time; for the API server only) or a service
+    /// account token.
+    fn authenticate(&self, token: &str, audiences: &[&str]) -> Option<(User, Vec<String>)> {
+        if bool::from(token.as_bytes().ct_eq(self.token.as_bytes())) {
+            return audiences
+                .contains(&tokens::ISSUER)
+                .then(|| (User::admin(), vec![tokens::ISSUER.to_owned()]));
+        }
+        tokens::authenticate(&self.tokens, &self.store, token, audiences)
+    }
+
     /// Keeps `snapshot` for the continue token of a list cut into pages (once per revision).
     fn keep_snapshot(&self, snapshot: &Snapshot) {
         let Ok(mut kept) = self.snapshots.lock() else { return };
@@ -295,11 +307,7 @@ async fn authenticate(State(state): State<ApiState>, mut request: Request, next:
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or_default();
-    let user = if bool::from(presented.as_bytes().ct_eq(state.token.as_bytes())) {
-        Some(User::admin())
-    } else {
-        tokens::authenticate(&state.tokens, &state.store, presented)
-    };
+    let user = state.authenticate(presented, &[tokens::ISSUER]).map(|(user, _)| user);
     let Some(user) = user else { return ApiError::unauthorized().into_response() };
     let checked = impersonation::apply(&state.store, user, request.headers()).and_then(|user| {
         let path = request.uri().path();

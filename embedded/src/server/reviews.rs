@@ -13,6 +13,8 @@ use super::errors::{ApiError, ApiResult, Cause};
 use super::objects::check_type;
 use super::rbac::{self, Attributes, ResourceAttributes};
 use super::read::json_response;
+use super::tokens;
+use super::users::User;
 use super::write::body;
 use super::{ApiState, ResourceRequest};
 
@@ -32,15 +34,15 @@ pub(crate) fn review(state: &ApiState, request: &ResourceRequest) -> ApiResult<R
     let user = &request.user;
     object["status"] = match info.kind.as_str() {
         "SelfSubjectReview" => json!({ "userInfo": user }),
-        "SelfSubjectAccessReview" => {
-            let attributes = asked(info, &object)?;
-            let decision = rbac::authorize(&state.store, user, &attributes);
-            let mut status = json!({ "allowed": decision.allowed });
-            if !decision.reason.is_empty() {
-                status["reason"] = json!(decision.reason);
+        "SelfSubjectAccessReview" => access_status(state, user, &asked(info, &object)?),
+        "SubjectAccessReview" | "LocalSubjectAccessReview" => {
+            if let Some(namespace) = &request.target.namespace {
+                check_namespace(info, &mut object, namespace)?;
             }
-            status
+            let subject = subject(info, &object)?;
+            access_status(state, &subject, &asked(info, &object)?)
         }
+        "TokenReview" => token_status(state, &object),
         _ => {
             let namespace = object.pointer("/spec/namespace").and_then(Value::as_str);
             rules_status(&rbac::grants(&state.store, user, namespace.unwrap_or_default()))
@@ -79,6 +81,91 @@ fn asked(info: &ResourceInfo, review: &Value) -> ApiResult<Attributes> {
             };
             Err(ApiError::invalid(&info.group, &info.kind, "", vec![cause]))
         }
+    }
+}
+
+/// The status of an access review: whether RBAC allows `user` what `attributes` ask, and why.
+fn access_status(state: &ApiState, user: &User, attributes: &Attributes) -> Value {
+    let decision = rbac::authorize(&state.store, user, attributes);
+    let mut status = json!({ "allowed": decision.allowed });
+    if !decision.reason.is_empty() {
+        status["reason"] = json!(decision.reason);
+    }
+    status
+}
+
+/// The user a SubjectAccessReview asks about; upstream's `422` when it names neither a user nor
+/// a group.
+fn subject(info: &ResourceInfo, review: &Value) -> ApiResult<User> {
+    let spec = review.get("spec").cloned().unwrap_or_default();
+    let text = |field: &str| spec.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let user = User {
+        username: text("user"),
+        uid: text("uid"),
+        groups: serde_json::from_value(spec.get("groups").cloned().unwrap_or_default())
+            .unwrap_or_default(),
+        extra: serde_json::from_value(spec.get("extra").cloned().unwrap_or_default())
+            .unwrap_or_default(),
+    };
+    if user.username.is_empty() && user.groups.is_empty() {
+        let cause = Cause {
+            reason: "FieldValueRequired".into(),
+            message: "Required value: at least one of user or group must be specified".into(),
+            field: "spec.user".into(),
+        };
+        return Err(ApiError::invalid(&info.group, &info.kind, "", vec![cause]));
+    }
+    Ok(user)
+}
+
+/// A LocalSubjectAccessReview asks about its own namespace only: one its resource attributes
+/// leave out is filled in, another is refused, as upstream does.
+fn check_namespace(info: &ResourceInfo, review: &mut Value, namespace: &str) -> ApiResult<()> {
+    let invalid = |field: &str, message: &str| {
+        let cause = Cause {
+            reason: "FieldValueInvalid".into(),
+            message: message.into(),
+            field: field.into(),
+        };
+        ApiError::invalid(&info.group, &info.kind, "", vec![cause])
+    };
+    if review.pointer("/spec/nonResourceAttributes").is_some_and(|a| !a.is_null()) {
+        let message = "Invalid value: disallowed on this kind of request";
+        return Err(invalid("spec.nonResourceAttributes", message));
+    }
+    let Some(attributes) =
+        review.pointer_mut("/spec/resourceAttributes").and_then(Value::as_object_mut)
+    else {
+        return Ok(());
+    };
+    match attributes.get("namespace").and_then(Value::as_str).unwrap_or_default() {
+        "" => {
+            attributes.insert("namespace".into(), json!(namespace));
+            Ok(())
+        }
+        asked if asked == namespace => Ok(()),
+        asked => Err(invalid(
+            "spec.resourceAttributes.namespace",
+            &format!("Invalid value: {asked:?}: must match metadata.namespace"),
+        )),
+    }
+}
+
+/// The status of a TokenReview: who the token is, for the audiences the review names (the API
+/// server when it names none).
+fn token_status(state: &ApiState, review: &Value) -> Value {
+    let token = review.pointer("/spec/token").and_then(Value::as_str).unwrap_or_default();
+    let asked: Vec<&str> = review
+        .pointer("/spec/audiences")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .filter(|a: &Vec<&str>| !a.is_empty())
+        .unwrap_or_else(|| vec![tokens::ISSUER]);
+    match state.authenticate(token, &asked) {
+        Some((user, audiences)) => {
+            json!({ "authenticated": true, "user": user, "audiences": audiences })
+        }
+        None => json!({ "authenticated": false, "user": {}, "error": "invalid bearer token" }),
     }
 }
 

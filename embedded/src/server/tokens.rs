@@ -121,11 +121,11 @@ impl TokenKeys {
             .map_err(|e| ApiError::internal(format!("signing the token: {e}")))
     }
 
-    /// The claims of `token` if its signature, issuer, audience and lifetime hold.
-    fn verify(&self, token: &str) -> Option<Claims> {
+    /// The claims of `token` if its signature, issuer, lifetime and one of `audiences` hold.
+    fn verify(&self, token: &str, audiences: &[&str]) -> Option<Claims> {
         let mut validation = Validation::new(Algorithm::ES256);
         validation.set_issuer(&[ISSUER]);
-        validation.set_audience(&[ISSUER]);
+        validation.set_audience(audiences);
         validation.validate_nbf = true;
         validation.leeway = 0;
         jsonwebtoken::decode::<Claims>(token, &self.0.decoding, &validation)
@@ -134,10 +134,15 @@ impl TokenKeys {
     }
 }
 
-/// The identity of a service account `token`, if the server accepts it: see the module
-/// documentation.
-pub(crate) fn authenticate(keys: &TokenKeys, store: &Store, token: &str) -> Option<User> {
-    let claims = keys.verify(token)?;
+/// The identity of a service account `token`, if the server accepts it (see the module
+/// documentation) for one of `audiences`, with those of `audiences` it names.
+pub(crate) fn authenticate(
+    keys: &TokenKeys,
+    store: &Store,
+    token: &str,
+    audiences: &[&str],
+) -> Option<(User, Vec<String>)> {
+    let claims = keys.verify(token, audiences)?;
     let k = &claims.kubernetes;
     let live = |resource: &str, namespace: &str, object: &ObjectRef| {
         let entry = stored(store, resource, namespace, &object.name)?;
@@ -155,7 +160,8 @@ pub(crate) fn authenticate(keys: &TokenKeys, store: &Store, token: &str) -> Opti
     if let Some(node) = &k.node {
         live("nodes", "", node)?;
     }
-    Some(claims.user())
+    let named = audiences.iter().filter(|a| claims.aud.iter().any(|c| c == *a));
+    Some((claims.user(), named.map(|a| a.to_string()).collect()))
 }
 
 /// The stored core/v1 object `resource` `namespace/name`.
@@ -319,15 +325,16 @@ mod tests {
         let now = jiff::Timestamp::now().as_second();
         let good = claims(ISSUER, now, now + 600);
         let token = keys.sign(&good).unwrap();
-        assert_eq!(keys.verify(&token), Some(good));
-        assert_eq!(other.verify(&token), None, "another key's signature");
+        assert_eq!(keys.verify(&token, &[ISSUER]), Some(good));
+        assert_eq!(other.verify(&token, &[ISSUER]), None, "another key's signature");
         let for_vault = keys.sign(&claims("vault", now, now + 600)).unwrap();
-        assert_eq!(keys.verify(&for_vault), None, "an audience the API server is not");
+        assert_eq!(keys.verify(&for_vault, &[ISSUER]), None, "an audience the API server is not");
+        assert!(keys.verify(&for_vault, &["vault", ISSUER]).is_some());
         let expired = keys.sign(&claims(ISSUER, now - 1200, now - 600)).unwrap();
-        assert_eq!(keys.verify(&expired), None);
+        assert_eq!(keys.verify(&expired, &[ISSUER]), None);
         let mut tampered = token.clone();
         tampered.insert(token.find('.').unwrap() + 2, 'x');
-        assert_eq!(keys.verify(&tampered), None);
+        assert_eq!(keys.verify(&tampered, &[ISSUER]), None);
     }
 
     #[test]

@@ -216,3 +216,75 @@ async fn impersonation_acts_as_the_user_once_rbac_allows_it() {
         "users.authentication.k8s.io \"alice\" is forbidden: User \"system:serviceaccount:default:ci\" cannot impersonate resource \"users\" in API group \"authentication.k8s.io\" at the cluster scope"
     );
 }
+
+#[tokio::test]
+async fn servers_that_delegate_ask_token_and_subject_access_reviews() {
+    use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
+    use k8s_openapi::api::authorization::v1::{
+        LocalSubjectAccessReview, NonResourceAttributes, SubjectAccessReview,
+        SubjectAccessReviewSpec,
+    };
+
+    let test = start().await;
+    let admin = &test.client;
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), "default");
+    accounts.create(&PostParams::default(), &account("scraper")).await.unwrap();
+    bind(admin, "scraper", "view").await.unwrap();
+    aggregated(admin, "view").await;
+
+    let reviews: Api<TokenReview> = Api::all(admin.clone());
+    let review = |token: &str, audiences: Option<Vec<String>>| TokenReview {
+        spec: TokenReviewSpec { token: Some(token.to_owned()), audiences },
+        ..Default::default()
+    };
+    let issued = token(&accounts, "scraper", &[]).await.status.unwrap().token;
+    let status = reviews.create(&PostParams::default(), &review(&issued, None)).await.unwrap();
+    let status = status.status.unwrap();
+    assert_eq!(status.authenticated, Some(true));
+    let user = status.user.unwrap();
+    assert_eq!(user.username.as_deref(), Some("system:serviceaccount:default:scraper"));
+    assert_eq!(status.audiences.unwrap(), ["https://kubernetes.default.svc.cluster.local"]);
+    let for_vault = review(&issued, Some(vec!["vault".into()]));
+    let status = reviews.create(&PostParams::default(), &for_vault).await.unwrap().status.unwrap();
+    assert_eq!(status.authenticated, Some(false), "a token for the API server only");
+    let forged = reviews.create(&PostParams::default(), &review("forged", None)).await.unwrap();
+    assert_eq!(forged.status.unwrap().authenticated, Some(false));
+
+    let spec = |namespace: Option<&str>| SubjectAccessReviewSpec {
+        user: Some(user.username.clone().unwrap()),
+        groups: user.groups.clone(),
+        resource_attributes: Some(ResourceAttributes {
+            verb: Some("list".into()),
+            resource: Some("pods".into()),
+            namespace: namespace.map(Into::into),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let access: Api<SubjectAccessReview> = Api::all(admin.clone());
+    let asked = SubjectAccessReview { spec: spec(Some("default")), ..Default::default() };
+    let answer = access.create(&PostParams::default(), &asked).await.unwrap().status.unwrap();
+    assert!(answer.allowed, "{answer:?}");
+    let metrics = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: user.username.clone(),
+            non_resource_attributes: Some(NonResourceAttributes {
+                path: Some("/metrics".into()),
+                verb: Some("get".into()),
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let answer = access.create(&PostParams::default(), &metrics).await.unwrap().status.unwrap();
+    assert!(!answer.allowed);
+
+    let local: Api<LocalSubjectAccessReview> = Api::namespaced(admin.clone(), "default");
+    let asked = LocalSubjectAccessReview { spec: spec(None), ..Default::default() };
+    let answer = local.create(&PostParams::default(), &asked).await.unwrap();
+    assert!(answer.status.unwrap().allowed, "the review's own namespace");
+    let elsewhere =
+        LocalSubjectAccessReview { spec: spec(Some("kube-system")), ..Default::default() };
+    let refused = local.create(&PostParams::default(), &elsewhere).await.unwrap_err();
+    assert_eq!(api_error(refused).0, 422);
+}
