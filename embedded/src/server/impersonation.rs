@@ -19,6 +19,9 @@ const EXTRA: &str = "impersonate-extra-";
 /// The user `requester` acts as: the one the headers name, if `requester` may impersonate it
 /// (and each group, uid and extra value), else `requester` itself when the headers name none.
 pub(crate) fn apply(store: &Store, requester: User, headers: &HeaderMap) -> ApiResult<User> {
+    if !headers.keys().any(|name| name.as_str().starts_with("impersonate-")) {
+        return Ok(requester);
+    }
     let values = |name: &str| -> Vec<String> {
         headers.get_all(name).iter().filter_map(|v| v.to_str().ok()).map(str::to_owned).collect()
     };
@@ -32,9 +35,6 @@ pub(crate) fn apply(store: &Store, requester: User, headers: &HeaderMap) -> ApiR
         extra.entry(key).or_insert_with(Vec::new).push(value);
     }
     let Some(username) = values(USER).into_iter().next() else {
-        if groups.is_empty() && uid.is_none() && extra.is_empty() {
-            return Ok(requester);
-        }
         return Err(ApiError::bad_request(
             "Impersonate-Group, Impersonate-Uid and Impersonate-Extra need Impersonate-User",
         ));
