@@ -101,6 +101,74 @@ fn a_job_calls_the_api_server_as_its_service_account() {
     assert_eq!(k.ok(&["logs", "job/none"]), "no credentials\n");
 }
 
+/// Runs kubectl with `input` on its stdin; returns its exit code, stdout and stderr.
+fn kubectl_with_input(k: &Keelson, args: &[&str], input: &str) -> (Option<i32>, String, String) {
+    use std::io::Write;
+    let mut child = k
+        .kubectl_cmd(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+    (output.status.code(), text(output.stdout), text(output.stderr))
+}
+
+#[test]
+fn kubectl_exec_and_cp_run_beside_a_process_pod() {
+    let k = Keelson::up_with(&FAST);
+    k.apply("sleeper.yaml", &job("sleeper", "", "sleep 300"));
+    eventually(30, "the job's pod to run", || pods_of_job(&k, "sleeper").len() == 1);
+    let pod = pods_of_job(&k, "sleeper").remove(0);
+    k.ok(&["wait", "--for=condition=Ready", &format!("pod/{pod}"), "--timeout=60s"]);
+
+    // The command sees the container's environment and working directory; its exit code and
+    // both output streams come back.
+    let script = "echo $HOSTNAME; pwd; echo oops >&2; exit 3";
+    let (code, out, err) = kubectl_with_input(&k, &["exec", &pod, "--", "sh", "-c", script], "");
+    assert_eq!(code, Some(3), "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], pod);
+    assert!(lines[1].ends_with("/work") && lines[1].contains(&pod), "{out}");
+    assert!(err.contains("oops") && err.contains("command terminated with exit code 3"), "{err}");
+
+    // stdin is carried, and closed when kubectl's input ends.
+    let (code, out, _) = kubectl_with_input(&k, &["exec", "-i", &pod, "--", "cat"], "hello\n");
+    assert_eq!((code, out.as_str()), (Some(0), "hello\n"));
+
+    // kubectl cp runs tar through exec, in both directions.
+    let local = k.manifest("notes.txt", "some notes\n");
+    k.ok(&["cp", &local, &format!("{pod}:notes.txt")]);
+    assert_eq!(k.ok(&["exec", &pod, "--", "cat", "notes.txt"]), "some notes\n");
+    let back = format!("{local}.back");
+    k.ok(&["cp", &format!("{pod}:notes.txt"), &back]);
+    assert_eq!(std::fs::read_to_string(&back).unwrap(), "some notes\n");
+
+    // With -t the command gets a terminal (kubectl asks for one only from a terminal: `script`
+    // gives it one).
+    let session = format!("kubectl exec -it {pod} -- sh -c 'tty; exit 4'");
+    let kubectl = k.kubectl_cmd(&[]);
+    let mut terminal = std::process::Command::new("script");
+    terminal.args(["-qec", &session, "/dev/null"]).stdin(Stdio::null());
+    terminal.envs(kubectl.get_envs().filter_map(|(key, value)| Some((key, value?))));
+    let output = terminal.output().unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.contains("/dev/pts/"), "{out}");
+    assert_eq!(output.status.code(), Some(4), "{out}");
+
+    let missing = k.fails(&["exec", &pod, "--", "no-such-command"]);
+    assert!(
+        missing.contains(r#"exec: "no-such-command": executable file not found in $PATH"#),
+        "{missing}"
+    );
+    let refused =
+        k.fails(&["exec", &pod, "--as=system:serviceaccount:default:default", "--", "ls"]);
+    assert!(refused.contains("Forbidden"), "{refused}");
+}
+
 #[test]
 fn a_failing_job_retries_to_its_backoff_limit_and_a_deadline_kills_a_slow_one() {
     let k = Keelson::up_with(&FAST);

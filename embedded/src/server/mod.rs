@@ -11,6 +11,7 @@ mod impersonation;
 mod object_checks;
 mod objects;
 mod paths;
+mod pod_exec;
 pub mod pod_log;
 mod query;
 mod rbac;
@@ -276,6 +277,7 @@ fn router(state: ApiState) -> Router {
     let guarded = Router::new()
         .route("/api", get(discovery_routes::api))
         .route("/api/v1", get(discovery_routes::core_resources))
+        .route("/api/v1/namespaces/{namespace}/pods/{name}/exec", any(pod_exec::exec))
         .route("/api/v1/{*rest}", any(core_resource))
         .route("/apis", get(discovery_routes::apis))
         .route("/apis/{group}", get(discovery_routes::group))

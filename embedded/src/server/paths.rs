@@ -110,20 +110,19 @@ pub fn resolve(
     })
 }
 
-/// Why a pod's `exec`, `attach` or `portforward` is refused: the local node runs no containers
-/// to stream from (a plain 404 would leave `kubectl exec` users guessing).
+/// Why a pod's `attach` or `portforward` is refused: the local node streams neither (a plain
+/// 404 would leave `kubectl attach` users guessing). `exec` has a route of its own.
 fn unserved_pod_stream(target: &Target, subresource: &str) -> Option<ApiError> {
     if !is_core(&target.info, "pods") {
         return None;
     }
     let what = match subresource {
-        "exec" => "exec into",
         "attach" => "attach to",
         "portforward" => "forward ports of",
         _ => return None,
     };
     let name = target.name.as_deref().unwrap_or_default();
     Some(ApiError::bad_request(format!(
-        "keelson's local node cannot {what} pod \"{name}\": its containers are simulated, or run as local processes (Job pods); kubectl logs reads a process's output"
+        "keelson's local node cannot {what} pod \"{name}\": its containers are simulated, or run as local processes (Job pods); kubectl logs reads a process's output, and kubectl exec runs beside it"
     )))
 }

@@ -85,7 +85,7 @@ pub(crate) async fn pod_log(state: &ApiState, request: ResourceRequest) -> ApiRe
 }
 
 /// The container the request means: the named one, else the pod's only or default one.
-fn container_name(pod: &Pod, name: &str, requested: Option<&str>) -> ApiResult<String> {
+pub(super) fn container_name(pod: &Pod, name: &str, requested: Option<&str>) -> ApiResult<String> {
     let spec = pod.spec.as_ref();
     let all: Vec<&str> = spec
         .map(|s| {
@@ -118,7 +118,7 @@ fn container_name(pod: &Pod, name: &str, requested: Option<&str>) -> ApiResult<S
     }
 }
 
-fn container_status<'a>(pod: &'a Pod, container: &str) -> Option<&'a ContainerStatus> {
+pub(super) fn container_status<'a>(pod: &'a Pod, container: &str) -> Option<&'a ContainerStatus> {
     let status = pod.status.as_ref()?;
     status
         .container_statuses
@@ -143,7 +143,7 @@ fn attempt_finished(store: &Store, key: &str, uid: &str, container: &str, attemp
     })
 }
 
-fn flag(params: &HashMap<String, String>, name: &str) -> ApiResult<bool> {
+pub(super) fn flag(params: &HashMap<String, String>, name: &str) -> ApiResult<bool> {
     match params.get(name).map(String::as_str) {
         None | Some("false") => Ok(false),
         Some("true" | "") => Ok(true),

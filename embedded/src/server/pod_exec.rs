@@ -1,0 +1,486 @@
+//! The pod `exec` subresource for pods the local node runs as processes: `kubectl exec` (and
+//! `kubectl cp`, which runs `tar` through it) over WebSocket with Kubernetes' channel protocol
+//! (`v5.channel.k8s.io`, or `v4`), as kubectl 1.30 and later speak it by default.
+//!
+//! The command runs as a local process the way the container runs: with the container process's
+//! environment (read from `/proc/<pid>/environ`) in the pod's working directory. Every binary
+//! message carries one stream, named by its first byte: 0 stdin, 1 stdout, 2 stderr, 3 the
+//! outcome as a `Status`, 4 terminal resizes; under v5, `[255, n]` closes stream `n` (kubectl
+//! closes stdin so). With `tty` (`kubectl exec -it`) the command runs on a terminal of its own
+//! (a pseudo-terminal it leads a session on), so shells and editors work as in a container.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+
+use axum::body::Bytes;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::{Extension, Path, RawQuery, State};
+use axum::response::{IntoResponse, Response};
+use futures::{SinkExt, StreamExt};
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use crate::catalog::builtin_resource;
+use crate::node::runtime::logs;
+
+use super::ApiState;
+use super::errors::{ApiError, ApiResult};
+use super::paths::object_key;
+use super::pod_log::{container_name, container_status};
+use super::rbac::{self, Attributes, ResourceAttributes};
+use super::users::User;
+
+/// The channel protocols served, preferred first.
+const PROTOCOLS: [&str; 2] = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
+/// The container id scheme of a container the local node runs as a process.
+const PROCESS_SCHEME: &str = "process://";
+
+const STDIN: u8 = 0;
+const STDOUT: u8 = 1;
+const STDERR: u8 = 2;
+const ERROR: u8 = 3;
+const RESIZE: u8 = 4;
+/// v5's close signal: `[CLOSE, stream]`.
+const CLOSE: u8 = 255;
+
+/// What an exec request asks for (its query).
+#[derive(Debug, PartialEq)]
+pub(crate) struct ExecOptions {
+    pub(crate) command: Vec<String>,
+    pub(crate) container: Option<String>,
+    pub(crate) stdin: bool,
+    pub(crate) stdout: bool,
+    pub(crate) stderr: bool,
+    pub(crate) tty: bool,
+}
+
+impl ExecOptions {
+    /// Parses the query string (`command` repeats, one per argument), refusing what upstream
+    /// refuses.
+    pub(crate) fn parse(query: &str) -> ApiResult<Self> {
+        let mut command = Vec::new();
+        let mut flags: HashMap<String, String> = HashMap::new();
+        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            match key.as_ref() {
+                "command" => command.push(value.into_owned()),
+                _ => {
+                    flags.insert(key.into_owned(), value.into_owned());
+                }
+            }
+        }
+        let flag = |name: &str| super::pod_log::flag(&flags, name);
+        let options = ExecOptions {
+            container: flags.get("container").filter(|c| !c.is_empty()).cloned(),
+            stdin: flag("stdin")?,
+            stdout: flag("stdout")?,
+            stderr: flag("stderr")?,
+            tty: flag("tty")?,
+            command,
+        };
+        if options.command.is_empty() {
+            return Err(ApiError::bad_request("you must specify at least 1 command"));
+        }
+        if !(options.stdin || options.stdout || options.stderr) {
+            return Err(ApiError::bad_request(
+                "you must specify at least one of stdin, stdout, stderr",
+            ));
+        }
+        Ok(options)
+    }
+}
+
+/// The `Status` sent on the error stream when the command has ended, as a kubelet sends it:
+/// success, or `NonZeroExitCode` with the code as the cause kubectl exits with.
+pub(crate) fn outcome(command: &[String], status: ExitStatus) -> Value {
+    if status.success() {
+        return json!({ "metadata": {}, "status": "Success" });
+    }
+    let code = status.code().unwrap_or_else(|| 128 + signal_of(status));
+    json!({
+        "metadata": {},
+        "status": "Failure",
+        "message": format!(
+            "command terminated with non-zero exit code: error executing command {command:?}, exit code {code}"
+        ),
+        "reason": "NonZeroExitCode",
+        "details": { "causes": [{ "reason": "ExitCode", "message": code.to_string() }] },
+    })
+}
+
+fn signal_of(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal().unwrap_or(0)
+}
+
+/// The `Status` sent on the error stream when the command could not start.
+fn not_started(command: &str, error: &std::io::Error) -> Value {
+    let why = match error.kind() {
+        std::io::ErrorKind::NotFound => "executable file not found in $PATH".to_owned(),
+        _ => error.to_string(),
+    };
+    json!({
+        "metadata": {},
+        "status": "Failure",
+        "message": format!("exec: {command:?}: {why}"),
+        "reason": "InternalError",
+    })
+}
+
+/// A terminal's error as an I/O error, keeping its kind when it is one.
+fn io_error(error: pty_process::Error) -> std::io::Error {
+    match error {
+        pty_process::Error::Io(error) => error,
+        other => std::io::Error::other(other),
+    }
+}
+
+/// A process of the pod to exec beside: its environment and working directory.
+struct Target {
+    env: Vec<(String, String)>,
+    work_dir: PathBuf,
+}
+
+/// `GET|POST /api/v1/namespaces/{namespace}/pods/{name}/exec`.
+pub(crate) async fn exec(
+    State(state): State<ApiState>,
+    Path((namespace, name)): Path<(String, String)>,
+    Extension(user): Extension<User>,
+    RawQuery(query): RawQuery,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    let query = query.as_deref().unwrap_or_default();
+    match prepare(&state, &namespace, &name, &user, query, upgrade.ok()) {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+fn prepare(
+    state: &ApiState,
+    namespace: &str,
+    name: &str,
+    user: &User,
+    query: &str,
+    upgrade: Option<WebSocketUpgrade>,
+) -> ApiResult<Response> {
+    // Upstream asks for `create` on pods/exec whichever method opens the stream.
+    let asked = Attributes::Resource(ResourceAttributes {
+        verb: "create".into(),
+        group: String::new(),
+        resource: "pods".into(),
+        subresource: "exec".into(),
+        name: name.into(),
+        namespace: namespace.into(),
+    });
+    rbac::check(&state.store, user, &asked)?;
+    let options = ExecOptions::parse(query)?;
+    let target = find(state, namespace, name, options.container.as_deref())?;
+    let Some(upgrade) = upgrade else {
+        return Err(ApiError::bad_request(
+            "keelson serves exec over WebSocket only (kubectl 1.30 or later; SPDY is not served)",
+        ));
+    };
+    let upgrade = upgrade.protocols(PROTOCOLS);
+    let Some(protocol) = upgrade.selected_protocol().and_then(|p| p.to_str().ok()) else {
+        return Err(ApiError::bad_request(format!(
+            "exec needs one of the WebSocket protocols {PROTOCOLS:?} (kubectl 1.30 or later)"
+        )));
+    };
+    let v5 = protocol == PROTOCOLS[0];
+    Ok(upgrade.on_upgrade(move |socket| session(socket, options, target, v5)))
+}
+
+/// The running container process of the pod, or why there is none.
+fn find(
+    state: &ApiState,
+    namespace: &str,
+    name: &str,
+    container: Option<&str>,
+) -> ApiResult<Target> {
+    let info = builtin_resource("", "pods").expect("pods are built in");
+    let entry = state
+        .store
+        .get(&object_key(&info, namespace, name))
+        .ok_or_else(|| ApiError::not_found("", "pods", name))?;
+    let pod: Pod = serde_json::from_value(Value::clone(&entry.object))
+        .map_err(|e| ApiError::internal(format!("stored pod {name:?} is unreadable: {e}")))?;
+    let container = container_name(&pod, name, container)?;
+    let status = container_status(&pod, &container);
+    let id = status.and_then(|s| s.container_id.as_deref()).unwrap_or_default();
+    let running = status.and_then(|s| s.state.as_ref()).is_some_and(|s| s.running.is_some());
+    let Some(pid) = id.strip_prefix(PROCESS_SCHEME).and_then(|pid| pid.parse::<u32>().ok()) else {
+        if running {
+            return Err(ApiError::bad_request(format!(
+                "keelson's local node cannot exec into pod \"{name}\": its containers are simulated (only Job pods and pods annotated keelson.dev/run-as-process=\"true\" run as processes)"
+            )));
+        }
+        return Err(not_running(&container, name));
+    };
+    if !running {
+        return Err(not_running(&container, name));
+    }
+    let env = environment(pid).ok_or_else(|| not_running(&container, name))?;
+    // The pid is the container's while its HOSTNAME is the pod's (a pid reused by another
+    // process has another environment).
+    let hostname = pod.spec.as_ref().and_then(|s| s.hostname.clone()).unwrap_or(name.to_owned());
+    if !env.iter().any(|(k, v)| k == "HOSTNAME" && *v == hostname) {
+        return Err(not_running(&container, name));
+    }
+    let uid = pod.metadata.uid.unwrap_or_default();
+    let work_dir = logs::pod_dir(&state.data_dir, namespace, name, &uid).join("work");
+    Ok(Target { env, work_dir })
+}
+
+fn not_running(container: &str, pod: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "unable to upgrade connection: container \"{container}\" in pod \"{pod}\" is not running"
+    ))
+}
+
+/// A process's environment, from `/proc/<pid>/environ`.
+fn environment(pid: u32) -> Option<Vec<(String, String)>> {
+    let raw = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let pairs = raw.split(|b| *b == 0).filter(|entry| !entry.is_empty()).filter_map(|entry| {
+        let text = String::from_utf8_lossy(entry);
+        let (key, value) = text.split_once('=')?;
+        Some((key.to_owned(), value.to_owned()))
+    });
+    Some(pairs.collect())
+}
+
+/// What the command's input stream carries: bytes, or (on a terminal) a new size.
+enum Input {
+    Data(Bytes),
+    Resize { width: u16, height: u16 },
+}
+
+/// Where input goes: the command's stdin pipe, or its terminal.
+enum Writer {
+    Pipe(tokio::process::ChildStdin),
+    Terminal(pty_process::OwnedWritePty),
+}
+
+impl Writer {
+    /// Writes or resizes; false once the command no longer takes input.
+    async fn take(&mut self, input: Input) -> bool {
+        match (self, input) {
+            (Writer::Pipe(pipe), Input::Data(data)) => pipe.write_all(&data).await.is_ok(),
+            (Writer::Terminal(pty), Input::Data(data)) => pty.write_all(&data).await.is_ok(),
+            (Writer::Terminal(pty), Input::Resize { width, height }) => {
+                // A size the terminal refuses is ignored, as a kubelet ignores it.
+                let _ = pty.resize(pty_process::Size::new(height, width));
+                true
+            }
+            (Writer::Pipe(_), Input::Resize { .. }) => true,
+        }
+    }
+}
+
+/// A started command: the process, its output streams (with the stream each is sent as), and
+/// where its input goes.
+struct Started {
+    child: tokio::process::Child,
+    outputs: Vec<(u8, Box<dyn AsyncRead + Unpin + Send>)>,
+    input: Option<Writer>,
+}
+
+/// Starts the command beside the container: on a new terminal with `tty`, else on pipes.
+fn start(options: &ExecOptions, target: Target) -> std::io::Result<Started> {
+    let (program, args) = (&options.command[0], &options.command[1..]);
+    if options.tty {
+        let (pty, pts) = pty_process::open().map_err(io_error)?;
+        let _ = pty.resize(pty_process::Size::new(24, 80));
+        let child = pty_process::Command::new(program)
+            .args(args)
+            .env_clear()
+            .envs(target.env)
+            .current_dir(&target.work_dir)
+            .kill_on_drop(true)
+            .spawn(pts)
+            .map_err(io_error)?;
+        let (read, write) = pty.into_split();
+        let input = options.stdin.then_some(Writer::Terminal(write));
+        return Ok(Started { child, outputs: vec![(STDOUT, Box::new(read))], input });
+    }
+    let piped = |wanted: bool| if wanted { Stdio::piped() } else { Stdio::null() };
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs(target.env)
+        .current_dir(&target.work_dir)
+        .stdin(piped(options.stdin))
+        .stdout(piped(options.stdout))
+        .stderr(piped(options.stderr))
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut outputs: Vec<(u8, Box<dyn AsyncRead + Unpin + Send>)> = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        outputs.push((STDOUT, Box::new(stdout)));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        outputs.push((STDERR, Box::new(stderr)));
+    }
+    let input = child.stdin.take().map(Writer::Pipe);
+    Ok(Started { child, outputs, input })
+}
+
+/// A terminal size as kubectl sends it on the resize stream: `{"Width":80,"Height":24}`.
+fn terminal_size(data: &[u8]) -> Option<Input> {
+    let size: Value = serde_json::from_slice(data).ok()?;
+    let dimension = |name: &str| size.get(name)?.as_u64().and_then(|v| u16::try_from(v).ok());
+    Some(Input::Resize { width: dimension("Width")?, height: dimension("Height")? })
+}
+
+/// Runs the command and carries its streams over the socket until it ends.
+async fn session(socket: WebSocket, options: ExecOptions, target: Target, v5: bool) {
+    let (mut sink, mut incoming) = socket.split();
+    let Started { mut child, outputs, input } = match start(&options, target) {
+        Ok(started) => started,
+        Err(error) => {
+            let status = not_started(&options.command[0], &error);
+            let _ = sink.send(frame(ERROR, status.to_string().as_bytes())).await;
+            let _ = sink.send(closing()).await;
+            return;
+        }
+    };
+    let (out_tx, mut out_rx) = mpsc::channel::<Message>(16);
+    for (stream, output) in outputs {
+        tokio::spawn(pump(output, stream, out_tx.clone()));
+    }
+    drop(out_tx);
+    // Written by a task of its own, so that a command not reading its input never stops its
+    // output from being carried.
+    let mut input_tx = input.map(|mut writer| {
+        let (tx, mut rx) = mpsc::channel::<Input>(16);
+        tokio::spawn(async move {
+            while let Some(input) = rx.recv().await {
+                if !writer.take(input).await {
+                    return;
+                }
+            }
+        });
+        tx
+    });
+
+    loop {
+        tokio::select! {
+            out = out_rx.recv() => match out {
+                Some(message) => {
+                    if sink.send(message).await.is_err() {
+                        return;
+                    }
+                }
+                None => break,
+            },
+            message = incoming.next() => match message {
+                Some(Ok(Message::Binary(data))) => {
+                    let input = match (data.first(), data.get(1)) {
+                        (Some(&STDIN), _) => Some(Input::Data(data.slice(1..))),
+                        (Some(&RESIZE), _) => terminal_size(&data[1..]),
+                        (Some(&CLOSE), Some(&STDIN)) if v5 => {
+                            input_tx = None;
+                            None
+                        }
+                        _ => None,
+                    };
+                    if let (Some(input), Some(tx)) = (input, &input_tx) {
+                        let _ = tx.send(input).await;
+                    }
+                }
+                Some(Ok(Message::Close(_)) | Err(_)) | None => return,
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+    drop(input_tx);
+    let outcome = match child.wait().await {
+        Ok(status) => outcome(&options.command, status),
+        Err(error) => not_started(&options.command[0], &error),
+    };
+    let _ = sink.send(frame(ERROR, outcome.to_string().as_bytes())).await;
+    let _ = sink.send(closing()).await;
+}
+
+/// Carries one output pipe to the socket, as messages of `stream`.
+async fn pump(mut pipe: impl AsyncRead + Unpin, stream: u8, out: mpsc::Sender<Message>) {
+    let mut buffer = vec![0u8; 32 * 1024];
+    loop {
+        match pipe.read(&mut buffer).await {
+            Ok(0) | Err(_) => return,
+            Ok(read) => {
+                if out.send(frame(stream, &buffer[..read])).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// A binary message of `stream`.
+fn frame(stream: u8, data: &[u8]) -> Message {
+    let mut bytes = Vec::with_capacity(data.len() + 1);
+    bytes.push(stream);
+    bytes.extend_from_slice(data);
+    Message::Binary(bytes.into())
+}
+
+fn closing() -> Message {
+    Message::Close(Some(CloseFrame { code: close_code::NORMAL, reason: "".into() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use super::*;
+
+    #[test]
+    fn commands_repeat_and_streams_are_flags() {
+        let options = ExecOptions::parse(
+            "command=sh&command=-c&command=echo+%24HOME&stdin=true&stdout=true&container=main",
+        )
+        .unwrap();
+        assert_eq!(options.command, ["sh", "-c", "echo $HOME"]);
+        assert_eq!(options.container.as_deref(), Some("main"));
+        assert!(options.stdin && options.stdout && !options.stderr && !options.tty);
+    }
+
+    #[test]
+    fn what_upstream_refuses_is_refused() {
+        let message = |query: &str| ExecOptions::parse(query).unwrap_err().message;
+        assert_eq!(message("stdout=true"), "you must specify at least 1 command");
+        assert_eq!(message("command=ls"), "you must specify at least one of stdin, stdout, stderr");
+        assert!(message("command=ls&stdout=maybe").contains("true or false"));
+    }
+
+    #[test]
+    fn the_outcome_carries_the_exit_code_kubectl_exits_with() {
+        let command = vec!["sh".to_owned(), "-c".to_owned(), "exit 3".to_owned()];
+        assert_eq!(outcome(&command, ExitStatus::from_raw(0))["status"], "Success");
+        let failed = outcome(&command, ExitStatus::from_raw(3 << 8));
+        assert_eq!(failed["reason"], "NonZeroExitCode");
+        assert_eq!(failed["details"]["causes"][0], json!({ "reason": "ExitCode", "message": "3" }));
+        let killed = outcome(&command, ExitStatus::from_raw(9));
+        assert_eq!(killed["details"]["causes"][0]["message"], "137");
+    }
+
+    #[test]
+    fn terminal_sizes_read_as_kubectl_sends_them() {
+        let Some(Input::Resize { width, height }) = terminal_size(br#"{"Width":120,"Height":40}"#)
+        else {
+            panic!("not a size")
+        };
+        assert_eq!((width, height), (120, 40));
+        assert!(terminal_size(b"{}").is_none());
+    }
+
+    #[test]
+    fn frames_start_with_their_stream() {
+        let Message::Binary(bytes) = frame(STDERR, b"oops") else { panic!() };
+        assert_eq!(&bytes[..], b"\x02oops");
+    }
+}
