@@ -1,27 +1,18 @@
 //! The model-serving command line (`keelson list`, `status`, `logs`, `delete`, `scale`, `cache
 //! status`, `node check|drain`, `completions`) against `keelson up` with a simulated GPU node.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::{GPU_NODE, Keelson, eventually, qwen};
+use crate::support::{GPU_NODE, Keelson, eventually, output_with_input, qwen};
 
 /// Runs `keelson <args> --kubeconfig <k's kubeconfig>` with `stdin` as its input.
 fn keelson_with(k: &Keelson, args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(keelson_e2e::keelson_binary())
-        .args(args)
-        .arg("--kubeconfig")
-        .arg(k.data_dir().join("kubeconfig"))
-        .current_dir(k.dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    let mut command = Command::new(keelson_e2e::keelson_binary());
+    command.args(args).arg("--kubeconfig").arg(k.data_dir().join("kubeconfig"));
+    command.current_dir(k.dir.path());
+    output_with_input(command, stdin)
 }
 
 fn keelson(k: &Keelson, args: &[&str]) -> Output {

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::support::{Keelson, eventually};
+use crate::support::{Keelson, eventually, output_with_input};
 
 /// Fast retries and readiness, so the tests take seconds.
 const FAST: [&str; 4] = ["--job-backoff", "200ms", "--pod-ready-delay", "200ms"];
@@ -103,16 +103,7 @@ fn a_job_calls_the_api_server_as_its_service_account() {
 
 /// Runs kubectl with `input` on its stdin; returns its exit code, stdout and stderr.
 fn kubectl_with_input(k: &Keelson, args: &[&str], input: &str) -> (Option<i32>, String, String) {
-    use std::io::Write;
-    let mut child = k
-        .kubectl_cmd(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = output_with_input(k.kubectl_cmd(args), input);
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
     (output.status.code(), text(output.stdout), text(output.stderr))
 }

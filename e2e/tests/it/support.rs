@@ -254,6 +254,19 @@ spec:
 }
 
 /// Polls `check` every 100 ms for up to `secs` seconds.
+/// Runs `command` with `input` on its stdin and collects its output.
+pub fn output_with_input(mut command: Command, input: &str) -> Output {
+    use std::io::Write;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 pub fn eventually(secs: u64, what: &str, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < deadline {

@@ -30,14 +30,12 @@ use crate::node::runtime::logs;
 use super::ApiState;
 use super::errors::{ApiError, ApiResult};
 use super::paths::object_key;
-use super::pod_log::{container_name, container_status};
+use super::pod_log::{PROCESS_SCHEME, container_name, container_status};
 use super::rbac::{self, Attributes, ResourceAttributes};
 use super::users::User;
 
 /// The channel protocols served, preferred first.
 const PROTOCOLS: [&str; 2] = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
-/// The container id scheme of a container the local node runs as a process.
-const PROCESS_SCHEME: &str = "process://";
 
 const STDIN: u8 = 0;
 const STDOUT: u8 = 1;

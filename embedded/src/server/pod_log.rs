@@ -18,6 +18,9 @@ use super::{ApiState, ResourceRequest};
 /// The scheme of a container id the local node gives a simulated container: there is no process
 /// and so no output.
 pub const SIMULATED_SCHEME: &str = "simulated://";
+/// The scheme of a container id of a container the local node runs as a process:
+/// `process://<pid>`.
+pub const PROCESS_SCHEME: &str = "process://";
 
 /// `GET /api/v1/namespaces/{ns}/pods/{name}/log`.
 pub(crate) async fn pod_log(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {

@@ -20,7 +20,7 @@ use crate::node::pod_status;
 use crate::node::pods::is_terminal;
 use crate::node::runtime::logs;
 use crate::node::runtime::process::{self, Adopted, ProcessSpec, Terminator};
-use crate::server::pod_log::SIMULATED_SCHEME;
+use crate::server::pod_log::{PROCESS_SCHEME, SIMULATED_SCHEME};
 
 /// The annotation that makes any pod run its containers as local processes (`"true"`), or a
 /// Job's pod be simulated (`"false"`).
@@ -28,9 +28,6 @@ pub const RUN_AS_PROCESS: &str = "keelson.dev/run-as-process";
 
 /// How often a status report is tried when the API fails.
 const REPORT_ATTEMPTS: usize = 8;
-
-/// Scheme of the container id of a process: `process://<pid>`.
-const PROCESS_SCHEME: &str = "process://";
 
 /// What every pod worker shares.
 pub struct Shared {

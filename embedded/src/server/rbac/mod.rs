@@ -320,10 +320,10 @@ fn compact(rule: &PolicyRule) -> String {
 /// Whether `path` addresses resources (`/api/v1/<resource>…`, `/apis/<group>/<version>/<resource>…`)
 /// rather than discovery or OpenAPI.
 pub(crate) fn is_resource_path(path: &str) -> bool {
-    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    match segments.first() {
-        Some(&"api") => segments.len() > 2,
-        Some(&"apis") => segments.len() > 3,
+    let mut segments = path.split('/').filter(|s| !s.is_empty());
+    match segments.next() {
+        Some("api") => segments.nth(1).is_some(),
+        Some("apis") => segments.nth(2).is_some(),
         _ => false,
     }
 }
