@@ -514,6 +514,19 @@ fn rbac_decides_what_a_service_account_may_do() {
     // kubectl merges the two bindings' rules: `view`'s reads and the deployer's create.
     assert!(deployments.ends_with("[get list create watch]"), "{rules}");
 
+    // An aggregated role (kubectl sends it in protobuf) gets the rules of the roles it selects.
+    k.ok(&[
+        "create",
+        "clusterrole",
+        "monitoring",
+        "--aggregation-rule=example.com/monitoring=true",
+    ]);
+    k.ok(&["create", "clusterrole", "pod-metrics", "--verb=get", "--resource=pods"]);
+    k.ok(&["label", "clusterrole", "pod-metrics", "example.com/monitoring=true"]);
+    eventually(10, "the rules to aggregate", || {
+        k.jsonpath("clusterrole", "monitoring", "{.rules[0].resources}") == r#"["pods"]"#
+    });
+
     // The default roles are there, as on a cluster, `view` aggregated from its parts.
     let roles = k.ok(&["get", "clusterroles", "-o", "name"]);
     for role in ["cluster-admin", "admin", "edit", "view", "system:discovery"] {

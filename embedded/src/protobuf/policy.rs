@@ -3,13 +3,14 @@
 //! (`kubectl create priorityclass`) and `PodDisruptionBudget` (`kubectl create pdb`).
 //!
 //! `kubectl create role|clusterrole` checks its resources against discovery first and sends
-//! the same kinds of message; their rules are read too.
+//! the same kinds of message; their rules and a ClusterRole's aggregation rule are read too.
 
 use k8s_pb::api::policy::v1::{
     PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus,
 };
 use k8s_pb::api::rbac::v1::{
-    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+    AggregationRule, ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef,
+    Subject,
 };
 use k8s_pb::api::scheduling::v1::PriorityClass;
 use serde_json::{Map, Value};
@@ -26,13 +27,17 @@ pub(crate) fn role(role: Role, ctx: &mut Ctx) -> Map<String, Value> {
     out.into()
 }
 
-/// A `ClusterRole`; not an aggregation rule.
+/// A `ClusterRole`, with its aggregation rule (`kubectl create clusterrole --aggregation-rule`).
 pub(crate) fn cluster_role(role: ClusterRole, ctx: &mut Ctx) -> Map<String, Value> {
     let ClusterRole { metadata, rules, aggregation_rule } = role;
-    ctx.unmapped_pointer("", "aggregationRule", &aggregation_rule);
     let mut out = Object::default();
     out.put("metadata", object_meta(metadata, ctx, "metadata"));
     out.put("rules", policy_rules(rules));
+    if let Some(AggregationRule { cluster_role_selectors }) = aggregation_rule {
+        let selectors: Vec<Value> =
+            cluster_role_selectors.into_iter().map(label_selector).collect();
+        out.put("aggregationRule", serde_json::json!({ "clusterRoleSelectors": selectors }));
+    }
     out.into()
 }
 
