@@ -1,7 +1,10 @@
 //! The reviews clients ask for before they act: a SelfSubjectAccessReview (`kubectl auth can-i`,
 //! and tools such as k9s before they list), a SelfSubjectRulesReview (`kubectl auth can-i
-//! --list`) and a SelfSubjectReview (`kubectl auth whoami`). They are answered for the request's
-//! user (the impersonated one, with `--as`) by RBAC, and never stored.
+//! --list`) and a SelfSubjectReview (`kubectl auth whoami`), answered for the request's user
+//! (the impersonated one, with `--as`); and the reviews of servers that delegate to the API server:
+//! a TokenReview (who a bearer token is) and a SubjectAccessReview or LocalSubjectAccessReview
+//! (what a named user may do). All are answered by the same authentication and RBAC as requests,
+//! and never stored.
 
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
