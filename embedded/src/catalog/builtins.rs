@@ -568,9 +568,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 age(),
             ])
             .with_schema(builtin_schema::<discovery::v1::EndpointSlice>),
-        // Stored only: the one token may do everything, nothing enforces policies, quotas or
-        // priorities, and no autoscaler or disruption controller runs on one machine. Served so
-        // that manifests carrying them apply, as on a cluster.
+        // RBAC's kinds, enforced by `server::rbac`.
         res("rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false)
             .cols(binding_columns())
             .with_schema(builtin_schema::<rbac::v1::ClusterRoleBinding>),
@@ -583,6 +581,9 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("rbac.authorization.k8s.io", "roles", "role", "Role", true)
             .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
             .with_schema(builtin_schema::<rbac::v1::Role>),
+        // Stored only: nothing enforces policies, quotas or priorities, and no autoscaler or
+        // disruption controller runs on one machine. Served so that manifests carrying them
+        // apply, as on a cluster.
         res("policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true)
             .short(&["pdb"])
             .subs(vec![Status])
