@@ -159,7 +159,11 @@ fn check_crd(crd: &Value, name: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// Fills the status the API server owns on a CRD: names accepted, established.
+/// The finalizer that holds a deleted CRD until its custom resources are gone.
+pub const CRD_CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// Fills the status the API server owns on a CRD: names accepted, established, and, once it is
+/// marked for deletion, terminating.
 pub fn establish_crd(crd: &mut Value, now: &str) {
     let names = crd.pointer("/spec/names").cloned().unwrap_or(Value::Null);
     let stored: Vec<Value> = crd
@@ -184,12 +188,20 @@ pub fn establish_crd(crd: &mut Value, now: &str) {
             "lastTransitionTime": previous.unwrap_or_else(|| Value::String(now.to_owned())),
         })
     };
+    let mut conditions = vec![
+        condition("NamesAccepted", "NoConflicts", "no conflicts found"),
+        condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+    ];
+    if crd.pointer("/metadata/deletionTimestamp").is_some() {
+        conditions.push(condition(
+            "Terminating",
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+        ));
+    }
     crd["status"] = serde_json::json!({
         "acceptedNames": names,
         "storedVersions": stored,
-        "conditions": [
-            condition("NamesAccepted", "NoConflicts", "no conflicts found"),
-            condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
-        ],
+        "conditions": conditions,
     });
 }

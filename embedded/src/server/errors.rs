@@ -167,6 +167,16 @@ impl ApiError {
         )
     }
 
+    /// 405 for a create of a custom resource whose CRD is being deleted, in upstream's words.
+    pub fn terminating_crd(group: &str, resource: &str) -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            "create not allowed while custom resource definition is terminating",
+        )
+        .with_details(group, resource, "")
+    }
+
     /// 410 for a watch or continue token older than the kept history.
     pub fn gone(message: impl Into<String>) -> Self {
         Self::new(StatusCode::GONE, "Expired", message)
@@ -289,7 +299,10 @@ impl ApiError {
             "code": self.code.as_u16(),
         });
         if let Some(details) = &self.details {
-            let mut d = json!({ "name": details.name, "kind": details.kind });
+            let mut d = json!({ "kind": details.kind });
+            if !details.name.is_empty() {
+                d["name"] = json!(details.name);
+            }
             if !details.group.is_empty() {
                 d["group"] = json!(details.group);
             }

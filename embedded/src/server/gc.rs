@@ -1,5 +1,5 @@
 //! The garbage collector: owner references for all three propagation policies, and namespaces
-//! that delete what they hold.
+//! and CRDs that delete what they hold.
 //!
 //! A pass reads one snapshot of every object, [`plan`]s what to do (a pure function) and
 //! carries the actions out; anything that changed meanwhile is simply redone by the next pass.
@@ -15,12 +15,13 @@ use std::time::Duration;
 use futures::FutureExt;
 use serde_json::{Value, json};
 
-use crate::catalog::ResourceInfo;
+use crate::catalog::{ResourceInfo, builtin_resource};
 use crate::storage::{Event, EventType, Store, StoreError, WriteOp};
 
+use super::admission::CRD_CLEANUP_FINALIZER;
 use super::objects::{finalizers, meta_str, ready_to_remove};
 use super::paths::resource_prefix;
-use super::registry::Registry;
+use super::registry::{CRD_PREFIX, Registry};
 use super::write::{Propagation, delete_entry};
 
 /// The longest wait before another pass while passes keep finding work (the wait doubles from
@@ -42,6 +43,18 @@ pub(crate) enum Action {
     RemoveFinalizer { key: String, finalizer: &'static str },
     /// The namespace is empty: let it go.
     FinalizeNamespace { key: String },
+}
+
+impl Action {
+    /// The storage key of the object the action changes.
+    fn key(&self) -> &str {
+        match self {
+            Action::Delete { key, .. }
+            | Action::RemoveOwner { key, .. }
+            | Action::RemoveFinalizer { key, .. }
+            | Action::FinalizeNamespace { key } => key,
+        }
+    }
 }
 
 /// One stored object as the planner sees it.
@@ -171,7 +184,40 @@ pub(crate) fn plan(items: &[Item<'_>]) -> Vec<Action> {
             delete(&mut actions, item, Propagation::Background);
         }
     }
+
+    // CRDs being deleted: delete their custom resources (whose own finalizers may hold them a
+    // while), then let the CRD go.
+    for crd in items.iter().filter(|i| {
+        i.key.starts_with(CRD_PREFIX)
+            && deleting(i.object)
+            && finalizers(i.object).iter().any(|f| f == CRD_CLEANUP_FINALIZER)
+    }) {
+        let instances: Vec<&Item<'_>> = match instances_prefix(crd.object) {
+            Some(prefix) => items.iter().filter(|i| i.key.starts_with(&prefix)).collect(),
+            None => Vec::new(),
+        };
+        if instances.is_empty() {
+            actions.push(Action::RemoveFinalizer {
+                key: crd.key.to_owned(),
+                finalizer: CRD_CLEANUP_FINALIZER,
+            });
+        }
+        for item in instances {
+            delete(&mut actions, item, Propagation::Background);
+        }
+    }
     actions
+}
+
+/// The storage prefix of a CRD's custom resources; none for a CRD naming a built-in resource,
+/// which the server never served through it.
+fn instances_prefix(crd: &Value) -> Option<String> {
+    let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
+    let plural = crd.pointer("/spec/names/plural").and_then(Value::as_str)?;
+    if group.is_empty() || plural.is_empty() || builtin_resource(group, plural).is_some() {
+        return None;
+    }
+    Some(format!("/{group}/{plural}/"))
 }
 
 /// Whether a change can give the collector work: a deletion, an object being deleted, or an
@@ -256,10 +302,15 @@ async fn pass(store: &Store, registry: &Registry) -> bool {
     let info_of = |key: &str| -> Option<Arc<ResourceInfo>> {
         served.resources.iter().find(|r| key.starts_with(&resource_prefix(r))).cloned()
     };
+    let mut crds_changed = false;
     for action in actions {
+        crds_changed |= action.key().starts_with(CRD_PREFIX);
         // Failures (a conflict with another writer, an object already gone) are retried by the
         // next pass from fresh state.
         let _ = act(store, &info_of, action).await;
+    }
+    if crds_changed {
+        registry.refresh(store);
     }
     true
 }
@@ -269,12 +320,7 @@ async fn act(
     info_of: &impl Fn(&str) -> Option<Arc<ResourceInfo>>,
     action: Action,
 ) -> Result<(), StoreError> {
-    let key = match &action {
-        Action::Delete { key, .. }
-        | Action::RemoveOwner { key, .. }
-        | Action::RemoveFinalizer { key, .. }
-        | Action::FinalizeNamespace { key } => key.clone(),
-    };
+    let key = action.key().to_owned();
     let Some(current) = store.get(&key) else { return Ok(()) };
     let mut object = Value::clone(&current.object);
     match action {
@@ -429,6 +475,54 @@ mod tests {
         assert_eq!(
             plan(&items(&[("/core/namespaces//team".to_owned(), ns)])),
             vec![Action::FinalizeNamespace { key: "/core/namespaces//team".into() }]
+        );
+    }
+
+    #[test]
+    fn a_deleted_crd_waits_for_its_custom_resources() {
+        let crd = |group: &str, plural: &str| {
+            let mut crd = obj(
+                "crd",
+                &[],
+                json!({"deletionTimestamp": "t", "finalizers": [CRD_CLEANUP_FINALIZER]}),
+            );
+            crd["spec"] = json!({"group": group, "names": {"plural": plural}});
+            crd
+        };
+        let key = format!("{CRD_PREFIX}widgets.example.com");
+        let held = obj("held", &[], json!({"deletionTimestamp": "t", "finalizers": ["x/y"]}));
+        let objects = vec![
+            (key.clone(), crd("example.com", "widgets")),
+            ("/example.com/widgets/ns/a".to_owned(), obj("a", &[], json!({}))),
+            ("/example.com/widgets/ns/held".to_owned(), held.clone()),
+            ("/example.com/widgetsets/ns/b".to_owned(), obj("b", &[], json!({}))),
+        ];
+        assert_eq!(
+            plan(&items(&objects)),
+            vec![Action::Delete {
+                key: "/example.com/widgets/ns/a".into(),
+                propagation: Propagation::Background
+            }],
+            "instances are deleted; one held by its finalizer is left to it"
+        );
+        let waiting = vec![
+            (key.clone(), crd("example.com", "widgets")),
+            ("/example.com/widgets/ns/held".to_owned(), held),
+        ];
+        assert_eq!(plan(&items(&waiting)), vec![], "the CRD waits while an instance remains");
+        let gone = vec![(key.clone(), crd("example.com", "widgets"))];
+        assert_eq!(
+            plan(&items(&gone)),
+            vec![Action::RemoveFinalizer { key: key.clone(), finalizer: CRD_CLEANUP_FINALIZER }]
+        );
+        let builtin = vec![
+            (key.clone(), crd("coordination.k8s.io", "leases")),
+            ("/coordination.k8s.io/leases/ns/l".to_owned(), obj("l", &[], json!({}))),
+        ];
+        assert_eq!(
+            plan(&items(&builtin)),
+            vec![Action::RemoveFinalizer { key, finalizer: CRD_CLEANUP_FINALIZER }],
+            "a CRD naming a built-in resource never deletes its objects"
         );
     }
 

@@ -13,14 +13,14 @@ use crate::patch::{
 };
 use crate::storage::{Entry, Store, StoreError, WriteOp};
 
-use super::admission::{admit, establish_crd};
+use super::admission::{CRD_CLEANUP_FINALIZER, admit, establish_crd};
 use super::convert::{from_stored, to_stored};
 use super::errors::{ApiError, ApiResult, Cause, Details};
 use super::objects::{
     deletion_grace, finalizers, is_core, is_crd, is_namespace, meta_str, metadata_mut, now_rfc3339,
     prepare_create, prepare_update, ready_to_remove, resource_version,
 };
-use super::paths::{object_key, resource_prefix};
+use super::paths::object_key;
 use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
 use super::{ApiState, ResourceRequest};
 use super::{rbac, root_ca, service_accounts};
@@ -175,6 +175,9 @@ async fn create_object(
     let info = &request.target.info;
     let now = now_rfc3339();
     let served = state.registry.served();
+    if served.terminating(info) {
+        return Err(ApiError::terminating_crd(&info.group, &info.resource));
+    }
     let admitted = admit(&served, info, object, None, request.query.field_validation)?;
     let mut object = admitted.object;
     if is_crd(info) {
@@ -729,6 +732,12 @@ pub(crate) async fn delete_entry(
     {
         held.push(f.to_owned());
     }
+    let already = meta_str(&object, "deletionTimestamp").is_some();
+    // A CRD waits for its custom resources, which the garbage collector deletes.
+    let crd = is_crd(info);
+    if crd && !already && !held.iter().any(|h| h == CRD_CLEANUP_FINALIZER) {
+        held.push(CRD_CLEANUP_FINALIZER.to_owned());
+    }
     let namespace_content = is_namespace(info);
     let grace = deletion_grace(info, &object, requested_grace);
     let granted = object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64);
@@ -746,7 +755,6 @@ pub(crate) async fn delete_entry(
             .await?;
         return Ok(Deleted::Removed(written.object));
     }
-    let already = meta_str(&object, "deletionTimestamp").is_some();
     if already && finalizers(&object) == held && granted == Some(grace) {
         return Ok(Deleted::Marked(current.object.clone()));
     }
@@ -765,6 +773,9 @@ pub(crate) async fn delete_entry(
         if namespace_content {
             object["status"]["phase"] = json!("Terminating");
         }
+        if crd {
+            establish_crd(&mut object, &now_rfc3339());
+        }
     }
     if dry_run {
         return Ok(Deleted::Marked(Arc::new(object)));
@@ -777,29 +788,6 @@ pub(crate) async fn delete_entry(
         })
         .await?;
     Ok(Deleted::Marked(written.object))
-}
-
-/// Deletes every custom resource of a CRD that is being removed.
-async fn remove_custom_resources(state: &ApiState, crd: &Value) {
-    let Some(group) = crd.pointer("/spec/group").and_then(Value::as_str) else { return };
-    let Some(plural) = crd.pointer("/spec/names/plural").and_then(Value::as_str) else { return };
-    let Some(info) = state
-        .registry
-        .served()
-        .resources
-        .iter()
-        .find(|r| r.group == group && r.resource == plural)
-        .cloned()
-    else {
-        return;
-    };
-    let snapshot = state.store.list(&resource_prefix(&info));
-    for entry in snapshot.entries() {
-        let _ = state
-            .store
-            .write(WriteOp::Delete { key: entry.key.clone(), expected_revision: entry.revision })
-            .await;
-    }
 }
 
 /// `DELETE` of an object.
@@ -836,9 +824,6 @@ pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiRes
                 current.revision
             ),
         ));
-    }
-    if is_crd(&info) && !options.dry_run {
-        remove_custom_resources(state, &current.object).await;
     }
     let propagation = options.propagation.unwrap_or(Propagation::Background);
     let deleted = delete_entry(

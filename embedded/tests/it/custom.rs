@@ -1,13 +1,14 @@
 //! Custom resources of Keelson's CRDs: admission, status subresource, generation, server-side
-//! apply ownership, scale.
+//! apply ownership, scale, and what deleting their CRD does.
 
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use keelson_api_crds::serving::ModelDeployment;
 use keelson_api_crds::workflows::{Agent, AgentSpec};
-use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use crate::support::{api_error, install_crds, start};
+use crate::support::{api_error, eventually, install_crds, start};
 
 fn agent(name: &str, image: &str) -> Agent {
     Agent {
@@ -113,4 +114,70 @@ async fn the_scale_subresource_speaks_autoscaling_v1() {
         .unwrap();
     assert_eq!(scaled.spec.unwrap().replicas, Some(3));
     assert_eq!(api.get("m").await.unwrap().spec.replicas, 3);
+}
+
+#[tokio::test]
+async fn a_deleted_crd_waits_until_its_custom_resources_are_gone() {
+    let test = start().await;
+    install_crds(&test.client).await;
+    let agents: Api<Agent> = Api::namespaced(test.client.clone(), "default");
+    agents.create(&PostParams::default(), &agent("free", "busybox:1")).await.unwrap();
+    let mut held = agent("held", "busybox:1");
+    held.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
+    agents.create(&PostParams::default(), &held).await.unwrap();
+
+    let crds: Api<CustomResourceDefinition> = Api::all(test.client.clone());
+    let name = "agents.workflows.keelson.dev";
+    let marked = crds.delete(name, &DeleteParams::default()).await.unwrap().left().unwrap();
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    assert_eq!(
+        marked.metadata.finalizers,
+        Some(vec!["customresourcecleanup.apiextensions.k8s.io".to_owned()])
+    );
+    let conditions = marked.status.unwrap().conditions.unwrap();
+    let terminating = conditions.iter().find(|c| c.type_ == "Terminating").unwrap();
+    assert_eq!(
+        (terminating.status.as_str(), terminating.reason.as_deref()),
+        ("True", Some("InstanceDeletionInProgress"))
+    );
+
+    // The free Agent goes; the held one is marked and waits for its finalizer.
+    eventually("the free Agent is gone", || async {
+        agents.get_opt("free").await.unwrap().is_none().then_some(())
+    })
+    .await;
+    let waiting = agents.get("held").await.unwrap();
+    assert!(waiting.metadata.deletion_timestamp.is_some());
+    assert!(crds.get(name).await.is_ok(), "the CRD waits for the held Agent");
+
+    // Meanwhile no Agent can be created, and discovery says so.
+    let (code, reason, message) = api_error(
+        agents.create(&PostParams::default(), &agent("late", "busybox:1")).await.unwrap_err(),
+    );
+    assert_eq!((code, reason.as_str()), (405, "MethodNotAllowed"));
+    assert_eq!(message, "create not allowed while custom resource definition is terminating");
+    let discovered =
+        test.client.list_api_group_resources("workflows.keelson.dev/v1alpha1").await.unwrap();
+    let verbs = &discovered.resources.iter().find(|r| r.name == "agents").unwrap().verbs;
+    assert_eq!(verbs, &["delete", "deletecollection", "get", "list", "watch"]);
+
+    // The finalizer's owner lets go: the Agent, then the CRD and its resource disappear.
+    agents
+        .patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .unwrap();
+    eventually("the CRD is gone", || async {
+        crds.get_opt(name).await.unwrap().is_none().then_some(())
+    })
+    .await;
+    let (code, _, _) = api_error(agents.list(&Default::default()).await.unwrap_err());
+    assert_eq!(code, 404, "Agents are no longer served");
+
+    // Created again, the CRD starts empty.
+    install_crds(&test.client).await;
+    assert!(agents.list(&Default::default()).await.unwrap().items.is_empty());
 }

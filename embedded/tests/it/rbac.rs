@@ -1,8 +1,6 @@
 //! RBAC: service accounts may do what their bindings grant, roles cannot grant more than their
 //! writer holds, and impersonation acts as another user once RBAC allows it.
 
-use std::time::Duration;
-
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
     SelfSubjectRulesReview, SelfSubjectRulesReviewSpec,
@@ -14,7 +12,7 @@ use kube::api::{Api, ListParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::json;
 
-use crate::support::{api_error, start};
+use crate::support::{api_error, eventually, start};
 use crate::tokens::{account, client_with, token};
 
 /// A client acting as the service account `default/<name>`, made for the occasion.
@@ -43,14 +41,11 @@ async fn bind(
 /// Waits until the aggregated ClusterRole `name` has rules.
 async fn aggregated(client: &kube::Client, name: &str) -> ClusterRole {
     let roles: Api<ClusterRole> = Api::all(client.clone());
-    for _ in 0..200 {
+    eventually(&format!("{name} is aggregated"), || async {
         let role = roles.get(name).await.unwrap();
-        if role.rules.as_ref().is_some_and(|r| !r.is_empty()) {
-            return role;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("{name} was never aggregated");
+        role.rules.as_ref().is_some_and(|r| !r.is_empty()).then_some(role)
+    })
+    .await
 }
 
 async fn may(client: &kube::Client, verb: &str, resource: &str, namespace: &str) -> (bool, String) {
@@ -129,15 +124,10 @@ async fn a_service_account_may_do_what_its_bindings_grant() {
     }))
     .unwrap();
     Api::<ClusterRole>::all(admin.clone()).create(&PostParams::default(), &extra).await.unwrap();
-    let mut listed = secrets.list(&ListParams::default()).await;
-    for _ in 0..200 {
-        if listed.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        listed = secrets.list(&ListParams::default()).await;
-    }
-    listed.expect("the aggregated rule reached `view`");
+    eventually("the aggregated rule reaches `view`", || async {
+        secrets.list(&ListParams::default()).await.ok()
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -64,3 +64,18 @@ pub fn api_error(error: kube::Error) -> (u16, String, String) {
         other => panic!("not an API error: {other:?}"),
     }
 }
+
+/// Polls `check` every 10 ms for up to 10 s until it gives a value.
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    for _ in 0..1000 {
+        if let Some(value) = check().await {
+            return value;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
