@@ -6,6 +6,9 @@
 //!   `spec.timeZone`, or in this machine's local zone when that is unset (upstream: the zone of
 //!   kube-controller-manager). `TZ=` and `CRON_TZ=` prefixes are refused, as upstream refuses
 //!   them in new objects. A schedule or zone that does not parse gives a warning event and no Job.
+//! - `@every <duration>` (upstream's cron library accepts it too) fires every `duration`, in
+//!   whole seconds and at least one, counted from `status.lastScheduleTime` (the CronJob's
+//!   creation when it never ran).
 //! - The due time is the latest time the schedule fires after `status.lastScheduleTime` (the
 //!   CronJob's creation when it never ran) and at or before now; earlier missed times are not
 //!   run. It is found by halving the interval, so a CronJob that was down for years costs a few
@@ -90,7 +93,12 @@ pub fn plan_cronjob(cron_job: &CronJob, jobs: &[Job], now: Timestamp) -> CronJob
     for expired in expired_history(spec, jobs) {
         delete(&mut plan, expired);
     }
-    let schedule = match parse_schedule(spec) {
+    let since = old
+        .last_schedule_time
+        .as_ref()
+        .or(cron_job.metadata.creation_timestamp.as_ref())
+        .map_or(now, |t| t.0);
+    let schedule = match parse_schedule(spec, since) {
         Ok(schedule) => schedule,
         Err(event) => {
             plan.events.push(event);
@@ -101,11 +109,6 @@ pub fn plan_cronjob(cron_job: &CronJob, jobs: &[Job], now: Timestamp) -> CronJob
         return plan;
     }
     plan.requeue_after = until_next(&schedule, now);
-    let since = old
-        .last_schedule_time
-        .as_ref()
-        .or(cron_job.metadata.creation_timestamp.as_ref())
-        .map_or(now, |t| t.0);
     let Some(due) = latest_due(&schedule, since, now) else {
         return plan;
     };
@@ -210,8 +213,48 @@ fn delete(plan: &mut CronJobPlan, job: &Job) {
     plan.delete.push(name);
 }
 
-/// The schedule in its time zone; the error is the warning event to record.
-fn parse_schedule(spec: &CronJobSpec) -> Result<CronSchedule, PlanEvent> {
+/// When a CronJob fires.
+enum Schedule {
+    /// Cron fields or a macro, in a time zone.
+    Cron(Box<CronSchedule>),
+    /// `@every`: at `since` plus each multiple of `interval`.
+    Every { interval: SignedDuration, since: Timestamp, time_zone: TimeZone },
+}
+
+impl Schedule {
+    /// The first time the schedule fires strictly after `after`.
+    fn next_after(&self, after: Timestamp) -> Option<Timestamp> {
+        match self {
+            Schedule::Cron(cron) => cron.next_after(after),
+            Schedule::Every { interval, since, .. } => {
+                let elapsed = after.duration_since(*since).as_nanos().max(0);
+                let steps = elapsed / interval.as_nanos() + 1;
+                let offset = SignedDuration::try_from_nanos_i128(steps * interval.as_nanos())?;
+                since.checked_add(offset).ok()
+            }
+        }
+    }
+
+    /// The zone scheduled times are written in.
+    fn time_zone(&self) -> &TimeZone {
+        match self {
+            Schedule::Cron(cron) => cron.time_zone(),
+            Schedule::Every { time_zone, .. } => time_zone,
+        }
+    }
+}
+
+/// The interval of `@every <duration>`, as upstream's cron library takes it: a Go duration
+/// (`90s`, `1h30m`, `1.5h`) cut to whole seconds, at least one.
+fn every_interval(duration: &str) -> Result<SignedDuration, String> {
+    let parsed: SignedDuration =
+        duration.parse().map_err(|_| format!("time: invalid duration \"{duration}\""))?;
+    Ok(SignedDuration::from_secs(parsed.as_secs().max(1)))
+}
+
+/// The schedule in its time zone, `@every` counted from `since`; the error is the warning
+/// event to record.
+fn parse_schedule(spec: &CronJobSpec, since: Timestamp) -> Result<Schedule, PlanEvent> {
     let zone = match spec.time_zone.as_deref() {
         None => TimeZone::system(),
         Some(name) => jiff::tz::db().get(name).map_err(|_| {
@@ -227,12 +270,20 @@ fn parse_schedule(spec: &CronJobSpec) -> Result<CronSchedule, PlanEvent> {
     if expression.starts_with("TZ=") || expression.starts_with("CRON_TZ=") {
         return Err(unparseable("TZ and CRON_TZ are not supported, use spec.timeZone"));
     }
-    CronSchedule::with_time_zone(expression, zone).map_err(|problem| unparseable(&problem.message))
+    if let Some(duration) = expression.strip_prefix("@every ") {
+        let interval = every_interval(duration.trim()).map_err(|problem| {
+            unparseable(&format!("failed to parse duration {expression}: {problem}"))
+        })?;
+        return Ok(Schedule::Every { interval, since, time_zone: zone });
+    }
+    CronSchedule::with_time_zone(expression, zone)
+        .map(|cron| Schedule::Cron(Box::new(cron)))
+        .map_err(|problem| unparseable(&problem.message))
 }
 
 /// The latest time `schedule` fires after `after` and at or before `until`, found by halving
 /// the interval rather than stepping through every firing.
-fn latest_due(schedule: &CronSchedule, after: Timestamp, until: Timestamp) -> Option<Timestamp> {
+fn latest_due(schedule: &Schedule, after: Timestamp, until: Timestamp) -> Option<Timestamp> {
     // `found` is a firing, and no firing lies after `bound` (up to `until`).
     let mut found = schedule.next_after(after).filter(|at| *at <= until)?;
     let mut bound = until;
@@ -254,7 +305,7 @@ fn too_late(spec: &CronJobSpec, due: Timestamp, now: Timestamp) -> bool {
 }
 
 /// How long until just after the next time `schedule` fires.
-fn until_next(schedule: &CronSchedule, now: Timestamp) -> Option<Duration> {
+fn until_next(schedule: &Schedule, now: Timestamp) -> Option<Duration> {
     let next = schedule.next_after(now)?;
     let wait = Duration::try_from(now.duration_until(next)).ok()?;
     Some(wait.saturating_add(WAKE_UP_MARGIN))
@@ -723,6 +774,48 @@ mod tests {
             [PlanEvent::warning(
                 "UnknownTimeZone",
                 "invalid timeZone: \"Mars/Olympus\": unknown time zone Mars/Olympus"
+            )]
+        );
+    }
+
+    #[test]
+    fn every_counts_its_interval_from_the_last_scheduled_time() {
+        // Created at 00:00:30: due at 00:02:00, 00:03:30, 00:05:00...
+        let mut cron_job = cron_job("@every 1m30s");
+        let plan = plan_cronjob(&cron_job, &[], t("2026-01-01T00:01:00Z"));
+        assert_eq!((&plan.create, plan.requeue_after), (&None, secs_ms(60, 100)));
+        let plan = plan_cronjob(&cron_job, &[], t("2026-01-01T00:04:00Z"));
+        assert_eq!(plan.status.last_schedule_time, Some(Time(t("2026-01-01T00:03:30Z"))));
+        assert_eq!(plan.create.unwrap().metadata.name.as_deref(), Some("hello-29453763"));
+        assert_eq!(plan.requeue_after, secs_ms(60, 100), "the next is due at 00:05:00");
+        cron_job.status = Some(plan.status);
+        let plan = plan_cronjob(&cron_job, &[], t("2026-01-01T00:05:01Z"));
+        assert_eq!(plan.status.last_schedule_time, Some(Time(t("2026-01-01T00:05:00Z"))));
+        // Years later, the latest time on the same grid.
+        cron_job.status = Some(plan.status);
+        let plan = plan_cronjob(&cron_job, &[], t("2029-06-01T00:00:10Z"));
+        let due = plan.status.last_schedule_time.unwrap().0;
+        let after_last = due.duration_since(t("2026-01-01T00:05:00Z")).as_secs();
+        assert_eq!(after_last % 90, 0, "{due} is on the grid");
+        assert!(
+            t("2029-06-01T00:00:10Z").duration_since(due).as_secs() < 90,
+            "{due} is the latest"
+        );
+    }
+
+    #[test]
+    fn every_takes_go_durations_in_whole_seconds() {
+        assert_eq!(every_interval("1.5h"), Ok(SignedDuration::from_secs(5400)));
+        assert_eq!(every_interval("2h45m"), Ok(SignedDuration::from_secs(9900)));
+        assert_eq!(every_interval("1500ms"), Ok(SignedDuration::from_secs(1)));
+        assert_eq!(every_interval("10ms"), Ok(SignedDuration::from_secs(1)), "at least a second");
+        let plan = plan_cronjob(&cron_job("@every soon"), &[], t("2026-01-01T00:05:00Z"));
+        assert_eq!(
+            plan.events,
+            [PlanEvent::warning(
+                "UnparseableSchedule",
+                "unparseable schedule: \"@every soon\" : failed to parse duration @every soon: \
+                 time: invalid duration \"soon\""
             )]
         );
     }
