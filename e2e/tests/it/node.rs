@@ -1,9 +1,11 @@
 //! The local node, driven with kubectl as a user would: Jobs run as processes with logs,
 //! retries and deadlines; Deployments scale and roll; DaemonSets follow nodes; GPUs are never
 //! over-committed; deleting a pod stops its process; a crash of keelson leaves processes running
-//! for the next start to adopt, and nothing running forever.
+//! for the next start to adopt, and nothing running forever; exec, cp and port-forward reach a
+//! running process.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -158,6 +160,101 @@ fn kubectl_exec_and_cp_run_beside_a_process_pod() {
     let refused =
         k.fails(&["exec", &pod, "--as=system:serviceaccount:default:default", "--", "ls"]);
     assert!(refused.contains("Forbidden"), "{refused}");
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A Python server on `port` that answers each connection, once its input ends, with the
+/// input reversed.
+fn reverser(port: u16) -> String {
+    format!(
+        "exec python3 -c 'import socket\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\ns.bind((\"127.0.0.1\", {port}))\ns.listen()\nwhile True:\n c,_=s.accept()\n d=b\"\"\n while True:\n  b=c.recv(65536)\n  if not b: break\n  d+=b\n c.sendall(d[::-1])\n c.close()'"
+    )
+}
+
+/// Starts `kubectl port-forward` with `args` and waits until it listens.
+fn port_forward(k: &Keelson, args: &[&str]) -> std::process::Child {
+    let mut forward = k.kubectl_cmd(&[&["port-forward"], args].concat());
+    let mut child = forward.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("Forwarding from 127.0.0.1:"), "{first:?}");
+    child
+}
+
+/// Sends `data` through `port`, closes the sending half, and reads the answer.
+fn exchange(port: u16, data: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.write_all(data).unwrap();
+    stream.shutdown(Shutdown::Write).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn kubectl_port_forward_reaches_a_process_pods_port() {
+    let k = Keelson::up_with(&FAST);
+    let port = free_port();
+    k.apply("reverser.yaml", &job("reverser", "", &reverser(port)));
+    let (pod, _) = running_process(&k, "reverser");
+    eventually(30, "the server to listen", || TcpStream::connect(("127.0.0.1", port)).is_ok());
+
+    // Several connections at once, a megabyte each way, each closing its sending half first.
+    let local = free_port();
+    let mut forward = port_forward(&k, &[&pod, &format!("{local}:{port}")]);
+    let data: Vec<u8> = (0..1_048_576u32).map(|i| (i % 251) as u8).collect();
+    let expected: Vec<u8> = data.iter().rev().copied().collect();
+    std::thread::scope(|scope| {
+        let connections: Vec<_> = (0..4).map(|_| scope.spawn(|| exchange(local, &data))).collect();
+        for connection in connections {
+            assert!(connection.join().unwrap() == expected, "the answer came back whole");
+        }
+    });
+    forward.kill().unwrap();
+    forward.wait().unwrap();
+
+    // Through a Service: kubectl picks its pod and resolves the target port.
+    let service = format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: reverser\nspec:\n  selector:\n    job-name: reverser\n  ports:\n  - port: 80\n    targetPort: {port}\n"
+    );
+    k.apply("service.yaml", &service);
+    let local = free_port();
+    let mut forward = port_forward(&k, &["svc/reverser", &format!("{local}:80")]);
+    assert_eq!(exchange(local, b"stressed"), b"desserts");
+    forward.kill().unwrap();
+    forward.wait().unwrap();
+
+    // A port nothing listens on: kubectl reports why, as it does against a kubelet.
+    let closed = free_port();
+    let local = free_port();
+    let mut forward = port_forward(&k, &[&format!("pod/{pod}"), &format!("{local}:{closed}")]);
+    assert!(exchange(local, b"hello").is_empty());
+    let status = forward.wait().unwrap();
+    let mut err = String::new();
+    forward.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(!status.success());
+    assert!(
+        err.contains(&format!("error forwarding port {closed} to pod {pod}"))
+            && err.contains(&format!("failed to connect to localhost:{closed}")),
+        "{err}"
+    );
+
+    // Reading the pod is not enough: forwarding needs `create` on pods/portforward.
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "viewer",
+        "--clusterrole=view",
+        "--serviceaccount=default:default",
+    ]);
+    let as_default = "--as=system:serviceaccount:default:default";
+    let refused = k.fails(&["port-forward", &pod, as_default, &format!("{}:{port}", free_port())]);
+    assert!(refused.contains(r#"cannot create resource "pods/portforward""#), "{refused}");
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod objects;
 mod paths;
 mod pod_exec;
 pub mod pod_log;
+mod port_forward;
 mod query;
 mod rbac;
 mod read;
@@ -21,6 +22,7 @@ mod reviews;
 mod root_ca;
 mod service_accounts;
 mod services;
+mod spdy;
 pub mod tls;
 mod tokens;
 mod users;
@@ -278,6 +280,10 @@ fn router(state: ApiState) -> Router {
         .route("/api", get(discovery_routes::api))
         .route("/api/v1", get(discovery_routes::core_resources))
         .route("/api/v1/namespaces/{namespace}/pods/{name}/exec", any(pod_exec::exec))
+        .route(
+            "/api/v1/namespaces/{namespace}/pods/{name}/portforward",
+            any(port_forward::port_forward),
+        )
         .route("/api/v1/{*rest}", any(core_resource))
         .route("/apis", get(discovery_routes::apis))
         .route("/apis/{group}", get(discovery_routes::group))

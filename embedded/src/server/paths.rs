@@ -110,19 +110,14 @@ pub fn resolve(
     })
 }
 
-/// Why a pod's `attach` or `portforward` is refused: the local node streams neither (a plain
-/// 404 would leave `kubectl attach` users guessing). `exec` has a route of its own.
+/// Why a pod's `attach` is refused: the local node does not stream it (a plain 404 would leave
+/// `kubectl attach` users guessing). `exec` and `portforward` have routes of their own.
 fn unserved_pod_stream(target: &Target, subresource: &str) -> Option<ApiError> {
-    if !is_core(&target.info, "pods") {
+    if !is_core(&target.info, "pods") || subresource != "attach" {
         return None;
     }
-    let what = match subresource {
-        "attach" => "attach to",
-        "portforward" => "forward ports of",
-        _ => return None,
-    };
     let name = target.name.as_deref().unwrap_or_default();
     Some(ApiError::bad_request(format!(
-        "keelson's local node cannot {what} pod \"{name}\": its containers are simulated, or run as local processes (Job pods); kubectl logs reads a process's output, and kubectl exec runs beside it"
+        "keelson's local node cannot attach to pod \"{name}\": its containers are simulated, or run as local processes (Job pods); kubectl logs reads a process's output, and kubectl exec runs beside it"
     )))
 }

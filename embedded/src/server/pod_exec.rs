@@ -199,6 +199,21 @@ fn find(
     name: &str,
     container: Option<&str>,
 ) -> ApiResult<Target> {
+    let (pod, env) = running_process(state, namespace, name, container, "exec into")?;
+    let uid = pod.metadata.uid.unwrap_or_default();
+    let work_dir = logs::pod_dir(&state.data_dir, namespace, name, &uid).join("work");
+    Ok(Target { env, work_dir })
+}
+
+/// The pod and the environment of its container's running process (`container`, else the
+/// default one), or why there is none; `doing` names the refused action (`exec into`).
+pub(crate) fn running_process(
+    state: &ApiState,
+    namespace: &str,
+    name: &str,
+    container: Option<&str>,
+    doing: &str,
+) -> ApiResult<(Pod, Vec<(String, String)>)> {
     let info = builtin_resource("", "pods").expect("pods are built in");
     let entry = state
         .store
@@ -213,7 +228,7 @@ fn find(
     let Some(pid) = id.strip_prefix(PROCESS_SCHEME).and_then(|pid| pid.parse::<u32>().ok()) else {
         if running {
             return Err(ApiError::bad_request(format!(
-                "keelson's local node cannot exec into pod \"{name}\": its containers are simulated (only Job pods and pods annotated keelson.dev/run-as-process=\"true\" run as processes)"
+                "keelson's local node cannot {doing} pod \"{name}\": its containers are simulated (only Job pods and pods annotated keelson.dev/run-as-process=\"true\" run as processes)"
             )));
         }
         return Err(not_running(&container, name));
@@ -228,9 +243,7 @@ fn find(
     if !env.iter().any(|(k, v)| k == "HOSTNAME" && *v == hostname) {
         return Err(not_running(&container, name));
     }
-    let uid = pod.metadata.uid.unwrap_or_default();
-    let work_dir = logs::pod_dir(&state.data_dir, namespace, name, &uid).join("work");
-    Ok(Target { env, work_dir })
+    Ok((pod, env))
 }
 
 fn not_running(container: &str, pod: &str) -> ApiError {

@@ -1,0 +1,269 @@
+//! The pod `portforward` subresource for pods the local node runs as processes: `kubectl
+//! port-forward` over WebSocket, which tunnels SPDY/3.1 (`SPDY/3.1+portforward.k8s.io`), as
+//! kubectl 1.31 and later speak it by default.
+//!
+//! Process pods share this machine's network, so a pod's port is the local port: each forwarded
+//! connection is a TCP connection to `127.0.0.1:<port>`. kubectl opens two SPDY streams per
+//! connection, paired by their `requestID` header: `error` (the server writes why forwarding
+//! failed, then closes it) and `data` (the bytes, both ways).
+
+use std::collections::HashMap;
+
+use axum::body::Bytes;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Extension, Path, State};
+use axum::response::{IntoResponse, Response};
+use futures::{SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use super::ApiState;
+use super::errors::{ApiError, ApiResult};
+use super::pod_exec::running_process;
+use super::rbac::{self, Attributes, ResourceAttributes};
+use super::spdy::{self, Decoder, Encoder, Frame};
+use super::users::User;
+
+/// The WebSocket protocol kubectl tunnels port-forward's SPDY in.
+const PROTOCOL: &str = "SPDY/3.1+portforward.k8s.io";
+
+/// What a forwarded connection receives from kubectl.
+enum Inbound {
+    Data(Bytes),
+    /// kubectl closed its half.
+    Fin,
+}
+
+/// `GET /api/v1/namespaces/{namespace}/pods/{name}/portforward`.
+pub(crate) async fn port_forward(
+    State(state): State<ApiState>,
+    Path((namespace, name)): Path<(String, String)>,
+    Extension(user): Extension<User>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    match prepare(&state, &namespace, &name, &user, upgrade.ok()) {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+fn prepare(
+    state: &ApiState,
+    namespace: &str,
+    name: &str,
+    user: &User,
+    upgrade: Option<WebSocketUpgrade>,
+) -> ApiResult<Response> {
+    // Upstream asks for `create` on pods/portforward whichever method opens the stream.
+    let asked = Attributes::Resource(ResourceAttributes {
+        verb: "create".into(),
+        group: String::new(),
+        resource: "pods".into(),
+        subresource: "portforward".into(),
+        name: name.into(),
+        namespace: namespace.into(),
+    });
+    rbac::check(&state.store, user, &asked)?;
+    let (pod, _) = running_process(state, namespace, name, None, "forward ports of")?;
+    let Some(upgrade) = upgrade else {
+        return Err(ApiError::bad_request(
+            "keelson serves port-forward over WebSocket only (kubectl 1.31 or later; SPDY upgrades are not served)",
+        ));
+    };
+    let upgrade = upgrade.protocols([PROTOCOL]);
+    if upgrade.selected_protocol().is_none() {
+        return Err(ApiError::bad_request(format!(
+            "port-forward needs the WebSocket protocol {PROTOCOL:?} (kubectl 1.31 or later)"
+        )));
+    }
+    let pod = PodName { name: name.to_owned(), uid: pod.metadata.uid.unwrap_or_default() };
+    Ok(upgrade.on_upgrade(move |socket| session(socket, pod)))
+}
+
+/// The pod, as errors name it.
+#[derive(Clone)]
+struct PodName {
+    name: String,
+    uid: String,
+}
+
+/// The streams of one forwarded connection, as they arrive.
+#[derive(Default)]
+struct Pair {
+    error: Option<u32>,
+    data: Option<u32>,
+    port: Option<u16>,
+}
+
+/// Serves kubectl's SPDY streams until it goes.
+async fn session(socket: WebSocket, pod: PodName) {
+    let (mut sink, mut incoming) = socket.split();
+    let (out_tx, mut out_rx) = mpsc::channel::<Vec<u8>>(64);
+    let mut decoder = Decoder::default();
+    let mut encoder = Encoder::default();
+    let mut pairs: HashMap<String, Pair> = HashMap::new();
+    let mut connections: HashMap<u32, mpsc::Sender<Inbound>> = HashMap::new();
+    loop {
+        let bytes = tokio::select! {
+            out = out_rx.recv() => {
+                // The session holds a sender, so the channel never runs dry.
+                let Some(frame) = out else { return };
+                if sink.send(Message::Binary(frame.into())).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            message = incoming.next() => match message {
+                Some(Ok(Message::Binary(bytes))) => bytes,
+                Some(Ok(Message::Close(_)) | Err(_)) | None => return,
+                Some(Ok(_)) => continue,
+            },
+        };
+        decoder.push(&bytes);
+        loop {
+            let frame = match decoder.next_frame() {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break,
+                // Not SPDY: nothing more can be read from this connection.
+                Err(_) => return,
+            };
+            let reply = match frame {
+                Frame::SynStream { stream_id, headers, .. } => {
+                    let header = |name: &str| {
+                        headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+                    };
+                    let request = header("requestid").unwrap_or_default().to_owned();
+                    let pair = pairs.entry(request.clone()).or_default();
+                    pair.port = header("port").and_then(|p| p.parse().ok()).or(pair.port);
+                    match header("streamtype") {
+                        Some("error") => pair.error = Some(stream_id),
+                        Some("data") => pair.data = Some(stream_id),
+                        _ => {
+                            send(&mut sink, spdy::reset(stream_id, spdy::REFUSED_STREAM)).await;
+                            continue;
+                        }
+                    }
+                    if let Pair { error: Some(error), data: Some(data), port } = pair {
+                        let (error, data, port) = (*error, *data, *port);
+                        pairs.remove(&request);
+                        let (tx, rx) = mpsc::channel(16);
+                        connections.insert(data, tx);
+                        let streams = Streams { error, data, out: out_tx.clone() };
+                        send(&mut sink, encoder.reply(stream_id)).await;
+                        tokio::spawn(forward(streams, port, rx, pod.clone()));
+                        continue;
+                    }
+                    Some(encoder.reply(stream_id))
+                }
+                Frame::Data { stream_id, data, fin } => {
+                    if let Some(connection) = connections.get(&stream_id) {
+                        if !data.is_empty() {
+                            let _ = connection.send(Inbound::Data(data)).await;
+                        }
+                        if fin {
+                            let _ = connection.send(Inbound::Fin).await;
+                            connections.remove(&stream_id);
+                        }
+                    }
+                    None
+                }
+                Frame::RstStream { stream_id } => {
+                    // Dropping the sender stops the connection.
+                    connections.remove(&stream_id);
+                    None
+                }
+                Frame::Ping { id } => Some(spdy::pong(id)),
+                Frame::GoAway => return,
+                Frame::Ignored => None,
+            };
+            if let Some(reply) = reply {
+                send(&mut sink, reply).await;
+            }
+        }
+    }
+}
+
+/// Sends one frame; a gone peer ends the session at its next read.
+async fn send(sink: &mut futures::stream::SplitSink<WebSocket, Message>, frame: Vec<u8>) {
+    let _ = sink.send(Message::Binary(frame.into())).await;
+}
+
+/// The two streams of a forwarded connection, and where its frames go.
+struct Streams {
+    error: u32,
+    data: u32,
+    out: mpsc::Sender<Vec<u8>>,
+}
+
+/// Carries one connection between kubectl's data stream and the local port; a failure to
+/// connect is written to the error stream, as a kubelet writes it.
+async fn forward(
+    streams: Streams,
+    port: Option<u16>,
+    mut inbound: mpsc::Receiver<Inbound>,
+    pod: PodName,
+) {
+    let Streams { error, data, out } = streams;
+    let connected = match port {
+        Some(port) => TcpStream::connect(("127.0.0.1", port)).await.map_err(|e| (port, e)),
+        None => Err((0, std::io::Error::other("no valid port in the stream headers"))),
+    };
+    let tcp = match connected {
+        Ok(tcp) => tcp,
+        Err((port, e)) => {
+            let message = format!(
+                "error forwarding port {port} to pod {}, uid {}: failed to connect to localhost:{port}: {e}",
+                pod.name, pod.uid
+            );
+            let _ = out.send(spdy::data(error, message.as_bytes(), true)).await;
+            let _ = out.send(spdy::data(data, &[], true)).await;
+            return;
+        }
+    };
+    let (mut from_port, mut to_port) = tcp.into_split();
+    let to_kubectl = async {
+        let mut buffer = vec![0u8; 32 * 1024];
+        loop {
+            match from_port.read(&mut buffer).await {
+                Ok(0) | Err(_) => {
+                    let _ = out.send(spdy::data(data, &[], true)).await;
+                    return;
+                }
+                Ok(read) => {
+                    if out.send(spdy::data(data, &buffer[..read], false)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    };
+    let from_kubectl = async {
+        while let Some(message) = inbound.recv().await {
+            match message {
+                Inbound::Data(bytes) => {
+                    if to_port.write_all(&bytes).await.is_err() {
+                        return false;
+                    }
+                }
+                Inbound::Fin => {
+                    let _ = to_port.shutdown().await;
+                    return true;
+                }
+            }
+        }
+        // Reset, or the session ended.
+        false
+    };
+    let to_kubectl = std::pin::pin!(to_kubectl);
+    let from_kubectl = std::pin::pin!(from_kubectl);
+    match futures::future::select(to_kubectl, from_kubectl).await {
+        // kubectl closed its half: the port's answer still goes back.
+        futures::future::Either::Right((true, to_kubectl)) => to_kubectl.await,
+        // The port closed first: what kubectl still sends is dropped.
+        futures::future::Either::Left(_) => {}
+        futures::future::Either::Right((false, _)) => return,
+    }
+    let _ = out.send(spdy::data(error, &[], true)).await;
+}
