@@ -258,6 +258,38 @@ fn kubectl_port_forward_reaches_a_process_pods_port() {
 }
 
 #[test]
+fn kubectl_top_shows_what_process_pods_and_the_machine_use() {
+    let k = Keelson::up_with(&FAST);
+    // 64 MiB written, then a busy loop for at most two minutes.
+    let spin = "exec python3 -c 'import time\nx = b\"x\" * (64 << 20)\nend = time.time() + 120\nwhile time.time() < end: pass'";
+    k.apply("spin.yaml", &job("spin", "", spin));
+    let (pod, _) = running_process(&k, "spin");
+
+    let top = k.ok(&["top", "pod", "--containers", &pod]);
+    let row: Vec<&str> = top.lines().nth(1).unwrap_or_default().split_whitespace().collect();
+    let (cpu, memory) = (row[2].trim_end_matches('m'), row[3].trim_end_matches("Mi"));
+    assert_eq!(row[..2], [pod.as_str(), "main"], "{top}");
+    assert!(cpu.parse::<u32>().unwrap() >= 50, "a busy loop uses CPU: {top}");
+    assert!(memory.parse::<u32>().unwrap() >= 64, "the 64 MiB are resident: {top}");
+
+    let nodes = k.ok(&["top", "node"]);
+    assert!(nodes.starts_with("NAME") && nodes.contains("CPU(%)"), "{nodes}");
+    assert_eq!(nodes.lines().count(), 2, "the machine's node: {nodes}");
+
+    let missing = k.fails(&["top", "pod", "nope"]);
+    assert!(missing.contains(r#"podmetrics.metrics.k8s.io "default/nope" not found"#), "{missing}");
+    // Reading metrics is part of `view`, as metrics-server's role makes it.
+    k.ok(&[
+        "create",
+        "rolebinding",
+        "viewer",
+        "--clusterrole=view",
+        "--serviceaccount=default:default",
+    ]);
+    k.ok(&["top", "pod", "--as=system:serviceaccount:default:default"]);
+}
+
+#[test]
 fn a_failing_job_retries_to_its_backoff_limit_and_a_deadline_kills_a_slow_one() {
     let k = Keelson::up_with(&FAST);
     k.apply("fails.yaml", &job("fails", "  backoffLimit: 2\n", "echo attempt; exit 1"));

@@ -67,6 +67,11 @@ impl ResourceInfo {
         self
     }
 
+    fn read_only(mut self) -> Self {
+        self.verbs = strings(&["get", "list"]);
+        self
+    }
+
     fn short(mut self, names: &[&str]) -> Self {
         self.short_names = strings(names);
         self
@@ -658,5 +663,15 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("authorization.k8s.io", "localsubjectaccessreviews", "localsubjectaccessreview", "LocalSubjectAccessReview", true)
             .create_only()
             .with_schema(builtin_schema::<authorization::v1::LocalSubjectAccessReview>),
+        // Resource metrics for `kubectl top`: read only, measured when asked, never stored (see
+        // `server::metrics_api`).
+        res("metrics.k8s.io", "pods", "", "PodMetrics", true)
+            .with_version("v1beta1")
+            .read_only()
+            .with_schema(builtin_schema::<super::metrics::PodMetrics>),
+        res("metrics.k8s.io", "nodes", "", "NodeMetrics", false)
+            .with_version("v1beta1")
+            .read_only()
+            .with_schema(builtin_schema::<super::metrics::NodeMetrics>),
     ]
 }

@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 mod builtins;
+pub mod metrics;
 mod schemas;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -142,6 +142,8 @@ fn builtins_have_scope_short_names_and_subresources() {
             &[],
             false,
         ),
+        ("metrics.k8s.io", "pods", "PodMetrics", true, &[], &[], false),
+        ("metrics.k8s.io", "nodes", "NodeMetrics", false, &[], &[], false),
     ];
     // Autoscalers are listed once above and served in two versions.
     let autoscaler_versions: Vec<&str> = infos
@@ -161,7 +163,12 @@ fn builtins_have_scope_short_names_and_subresources() {
         assert_eq!(info.categories.contains(&"all".to_owned()), *all, "{resource}");
         assert!(info.builtin);
         let reviews = group.starts_with("authorization") || group.starts_with("authentication");
-        assert_eq!(info.verbs.len(), if reviews { 1 } else { 8 }, "{resource}");
+        let verbs = match *group {
+            _ if reviews => 1,
+            "metrics.k8s.io" => 2,
+            _ => 8,
+        };
+        assert_eq!(info.verbs.len(), verbs, "{resource}");
         assert!(info.schema.get().is_some(), "{resource} has a schema");
     }
     assert_eq!(find(&infos, "", "pods").api_version(), "v1");

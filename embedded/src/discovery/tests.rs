@@ -148,6 +148,7 @@ fn legacy_documents() {
             "storage.k8s.io",
             "authorization.k8s.io",
             "authentication.k8s.io",
+            "metrics.k8s.io",
             "alpha.example.com",
             "serving.keelson.dev"
         ]

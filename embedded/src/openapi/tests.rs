@@ -79,6 +79,7 @@ fn index_lists_every_group_version() {
             "apis/coordination.k8s.io/v1",
             "apis/discovery.k8s.io/v1",
             "apis/events.k8s.io/v1",
+            "apis/metrics.k8s.io/v1beta1",
             "apis/networking.k8s.io/v1",
             "apis/policy/v1",
             "apis/rbac.authorization.k8s.io/v1",

@@ -8,6 +8,7 @@ mod discovery_routes;
 mod errors;
 mod gc;
 mod impersonation;
+mod metrics_api;
 mod object_checks;
 mod objects;
 mod paths;
@@ -45,6 +46,7 @@ use axum::routing::{any, get};
 
 use subtle::ConstantTimeEq;
 
+use crate::node::runtime::usage::Sampler;
 use crate::storage::{Snapshot, Store, StoreConfig, StoreError};
 
 pub use errors::ApiError;
@@ -127,6 +129,8 @@ pub(crate) struct ApiState {
     pub(crate) services: services::Allocator,
     /// The CA certificate every namespace publishes (`kube-root-ca.crt`).
     pub(crate) ca_pem: Arc<str>,
+    /// Reads what process pods and the machine use, for `metrics.k8s.io`.
+    pub(crate) usage: Arc<Sampler>,
 }
 
 /// How many revisions' snapshots are kept for continue tokens.
@@ -238,6 +242,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         snapshots: Arc::default(),
         services: services::Allocator::default(),
         ca_pem: credentials.ca_pem.clone().into(),
+        usage: Arc::default(),
     };
     gc::spawn(store.clone(), state.registry.clone());
     rbac::spawn_aggregation(store.clone());
@@ -402,6 +407,9 @@ async fn dispatch(
 async fn route(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
     if reviews::is_review(&request.target.info) {
         return reviews::review(state, &request);
+    }
+    if metrics_api::is_metrics(&request.target.info) {
+        return metrics_api::serve(state, &request).await;
     }
     let has_name = request.target.name.is_some();
     let sub = request.target.subresource.clone();

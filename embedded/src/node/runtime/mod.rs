@@ -3,3 +3,4 @@
 pub mod logs;
 pub mod process;
 pub mod supervisor;
+pub mod usage;

@@ -185,6 +185,12 @@ fn cluster_roles() -> Vec<Value> {
         cluster_role("system:aggregate-to-admin", labelled("admin"), admin_rules()),
         cluster_role("system:aggregate-to-edit", labelled("edit"), edit_rules()),
         cluster_role("system:aggregate-to-view", labelled("view"), view_rules()),
+        // Under metrics-server's name: reading resource metrics (`kubectl top`) is viewing.
+        cluster_role(
+            "system:aggregated-metrics-reader",
+            labelled("view"),
+            vec![rule(&["metrics.k8s.io"], &["pods", "nodes"], &READ)],
+        ),
         cluster_role(
             "system:discovery",
             json!({}),
