@@ -162,6 +162,12 @@ fn kubectl_exec_and_cp_run_beside_a_process_pod() {
     assert!(refused.contains("Forbidden"), "{refused}");
 }
 
+/// Binds `view` to the default namespace's default service account.
+fn view_as_default_account(k: &Keelson) {
+    let binding = ["create", "rolebinding", "viewer", "--clusterrole=view"];
+    k.ok(&[&binding[..], &["--serviceaccount=default:default"]].concat());
+}
+
 /// A port nothing listens on now.
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -245,13 +251,7 @@ fn kubectl_port_forward_reaches_a_process_pods_port() {
     );
 
     // Reading the pod is not enough: forwarding needs `create` on pods/portforward.
-    k.ok(&[
-        "create",
-        "rolebinding",
-        "viewer",
-        "--clusterrole=view",
-        "--serviceaccount=default:default",
-    ]);
+    view_as_default_account(&k);
     let as_default = "--as=system:serviceaccount:default:default";
     let refused = k.fails(&["port-forward", &pod, as_default, &format!("{}:{port}", free_port())]);
     assert!(refused.contains(r#"cannot create resource "pods/portforward""#), "{refused}");
@@ -260,8 +260,8 @@ fn kubectl_port_forward_reaches_a_process_pods_port() {
 #[test]
 fn kubectl_top_shows_what_process_pods_and_the_machine_use() {
     let k = Keelson::up_with(&FAST);
-    // 64 MiB written, then a busy loop for at most two minutes.
-    let spin = "exec python3 -c 'import time\nx = b\"x\" * (64 << 20)\nend = time.time() + 120\nwhile time.time() < end: pass'";
+    // 64 MiB written, then a busy loop for at most 30 s.
+    let spin = "exec python3 -c 'import time\nx = b\"x\" * (64 << 20)\nend = time.time() + 30\nwhile time.time() < end: pass'";
     k.apply("spin.yaml", &job("spin", "", spin));
     let (pod, _) = running_process(&k, "spin");
 
@@ -279,13 +279,7 @@ fn kubectl_top_shows_what_process_pods_and_the_machine_use() {
     let missing = k.fails(&["top", "pod", "nope"]);
     assert!(missing.contains(r#"podmetrics.metrics.k8s.io "default/nope" not found"#), "{missing}");
     // Reading metrics is part of `view`, as metrics-server's role makes it.
-    k.ok(&[
-        "create",
-        "rolebinding",
-        "viewer",
-        "--clusterrole=view",
-        "--serviceaccount=default:default",
-    ]);
+    view_as_default_account(&k);
     k.ok(&["top", "pod", "--as=system:serviceaccount:default:default"]);
 }
 

@@ -122,7 +122,7 @@ fn container_usage(pod: &Value, window: &Window) -> Option<Vec<(String, Usage)>>
             let id = status.container_id.as_deref().unwrap_or_default();
             let usage = match id.strip_prefix(PROCESS_SCHEME) {
                 Some(pid) => window.group(pid.parse().ok()?)?,
-                None => Usage { nanocores: 0, memory: 0 },
+                None => Usage::default(),
             };
             Some((container.name.clone(), usage))
         })
@@ -138,13 +138,8 @@ fn node_metrics(node: &Value, pods: &[Arc<Value>], window: &Window) -> Value {
         let on_node = pods
             .iter()
             .filter(|p| p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(name));
-        on_node.filter_map(|p| container_usage(p, window)).flatten().fold(
-            Usage { nanocores: 0, memory: 0 },
-            |total, (_, u)| Usage {
-                nanocores: total.nanocores + u.nanocores,
-                memory: total.memory + u.memory,
-            },
-        )
+        let containers = on_node.filter_map(|p| container_usage(p, window)).flatten();
+        containers.fold(Usage::default(), |total, (_, usage)| total + usage)
     };
     let metrics = NodeMetrics {
         api_version: API_VERSION.to_owned(),

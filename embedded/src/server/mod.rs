@@ -231,6 +231,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     write::ensure_default_namespaces(&store).await?;
     service_accounts::ensure_every_default(&store).await?;
     rbac::ensure_defaults(&store).await?;
+    rbac::converge_aggregation(&store).await?;
     root_ca::publish_everywhere(&store, &credentials.ca_pem).await?;
     let state = ApiState {
         store: store.clone(),

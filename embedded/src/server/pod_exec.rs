@@ -31,7 +31,7 @@ use super::ApiState;
 use super::errors::{ApiError, ApiResult};
 use super::paths::object_key;
 use super::pod_log::{PROCESS_SCHEME, container_name, container_status};
-use super::rbac::{self, Attributes, ResourceAttributes};
+use super::rbac;
 use super::users::User;
 
 /// The channel protocols served, preferred first.
@@ -165,16 +165,7 @@ fn prepare(
     query: &str,
     upgrade: Option<WebSocketUpgrade>,
 ) -> ApiResult<Response> {
-    // Upstream asks for `create` on pods/exec whichever method opens the stream.
-    let asked = Attributes::Resource(ResourceAttributes {
-        verb: "create".into(),
-        group: String::new(),
-        resource: "pods".into(),
-        subresource: "exec".into(),
-        name: name.into(),
-        namespace: namespace.into(),
-    });
-    rbac::check(&state.store, user, &asked)?;
+    rbac::check_pod_stream(&state.store, user, namespace, name, "exec")?;
     let options = ExecOptions::parse(query)?;
     let target = find(state, namespace, name, options.container.as_deref())?;
     let Some(upgrade) = upgrade else {

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use super::ApiState;
 use super::errors::{ApiError, ApiResult};
 use super::pod_exec::running_process;
-use super::rbac::{self, Attributes, ResourceAttributes};
+use super::rbac;
 use super::spdy::{self, Decoder, Encoder, Frame};
 use super::users::User;
 
@@ -56,16 +56,7 @@ fn prepare(
     user: &User,
     upgrade: Option<WebSocketUpgrade>,
 ) -> ApiResult<Response> {
-    // Upstream asks for `create` on pods/portforward whichever method opens the stream.
-    let asked = Attributes::Resource(ResourceAttributes {
-        verb: "create".into(),
-        group: String::new(),
-        resource: "pods".into(),
-        subresource: "portforward".into(),
-        name: name.into(),
-        namespace: namespace.into(),
-    });
-    rbac::check(&state.store, user, &asked)?;
+    rbac::check_pod_stream(&state.store, user, namespace, name, "portforward")?;
     let (pod, _) = running_process(state, namespace, name, None, "forward ports of")?;
     let Some(upgrade) = upgrade else {
         return Err(ApiError::bad_request(
@@ -90,7 +81,7 @@ struct PodName {
 }
 
 /// The streams of one forwarded connection, as they arrive.
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct Pair {
     error: Option<u32>,
     data: Option<u32>,
@@ -104,7 +95,7 @@ async fn session(socket: WebSocket, pod: PodName) {
     let mut decoder = Decoder::default();
     let mut encoder = Encoder::default();
     let mut pairs: HashMap<String, Pair> = HashMap::new();
-    let mut connections: HashMap<u32, mpsc::Sender<Inbound>> = HashMap::new();
+    let mut connections: HashMap<u32, mpsc::UnboundedSender<Inbound>> = HashMap::new();
     loop {
         let bytes = tokio::select! {
             out = out_rx.recv() => {
@@ -131,81 +122,89 @@ async fn session(socket: WebSocket, pod: PodName) {
             };
             let reply = match frame {
                 Frame::SynStream { stream_id, headers, .. } => {
-                    let header = |name: &str| {
-                        headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
-                    };
-                    let request = header("requestid").unwrap_or_default().to_owned();
-                    let pair = pairs.entry(request.clone()).or_default();
-                    pair.port = header("port").and_then(|p| p.parse().ok()).or(pair.port);
-                    match header("streamtype") {
-                        Some("error") => pair.error = Some(stream_id),
-                        Some("data") => pair.data = Some(stream_id),
-                        _ => {
-                            send(&mut sink, spdy::reset(stream_id, spdy::REFUSED_STREAM)).await;
-                            continue;
+                    match pair_stream(&mut pairs, stream_id, &headers) {
+                        None => spdy::reset(stream_id, spdy::REFUSED_STREAM),
+                        Some(None) => encoder.reply(stream_id),
+                        Some(Some(paired)) => {
+                            let (tx, rx) = mpsc::unbounded_channel();
+                            connections.insert(paired.data, tx);
+                            tokio::spawn(forward(paired, out_tx.clone(), rx, pod.clone()));
+                            // Sent before anything the connection sends: that goes through
+                            // `out_tx`, which this loop empties only after this frame.
+                            encoder.reply(stream_id)
                         }
                     }
-                    if let Pair { error: Some(error), data: Some(data), port } = pair {
-                        let (error, data, port) = (*error, *data, *port);
-                        pairs.remove(&request);
-                        let (tx, rx) = mpsc::channel(16);
-                        connections.insert(data, tx);
-                        let streams = Streams { error, data, out: out_tx.clone() };
-                        send(&mut sink, encoder.reply(stream_id)).await;
-                        tokio::spawn(forward(streams, port, rx, pod.clone()));
-                        continue;
-                    }
-                    Some(encoder.reply(stream_id))
                 }
                 Frame::Data { stream_id, data, fin } => {
                     if let Some(connection) = connections.get(&stream_id) {
                         if !data.is_empty() {
-                            let _ = connection.send(Inbound::Data(data)).await;
+                            let _ = connection.send(Inbound::Data(data));
                         }
                         if fin {
-                            let _ = connection.send(Inbound::Fin).await;
+                            let _ = connection.send(Inbound::Fin);
                             connections.remove(&stream_id);
                         }
                     }
-                    None
+                    continue;
                 }
                 Frame::RstStream { stream_id } => {
                     // Dropping the sender stops the connection.
                     connections.remove(&stream_id);
-                    None
+                    continue;
                 }
-                Frame::Ping { id } => Some(spdy::pong(id)),
+                Frame::Ping { id } => spdy::pong(id),
                 Frame::GoAway => return,
-                Frame::Ignored => None,
+                Frame::Ignored => continue,
             };
-            if let Some(reply) = reply {
-                send(&mut sink, reply).await;
+            if sink.send(Message::Binary(reply.into())).await.is_err() {
+                return;
             }
         }
     }
 }
 
-/// Sends one frame; a gone peer ends the session at its next read.
-async fn send(sink: &mut futures::stream::SplitSink<WebSocket, Message>, frame: Vec<u8>) {
-    let _ = sink.send(Message::Binary(frame.into())).await;
-}
-
-/// The two streams of a forwarded connection, and where its frames go.
-struct Streams {
+/// The two streams of a forwarded connection and the pod port it goes to.
+#[derive(Debug, PartialEq)]
+struct Paired {
     error: u32,
     data: u32,
-    out: mpsc::Sender<Vec<u8>>,
+    port: Option<u16>,
+}
+
+/// Records a new stream by its `requestID`: `None` if it is neither an `error` nor a `data`
+/// stream (it is refused), the pair once both of a request's streams have come.
+fn pair_stream(
+    pairs: &mut HashMap<String, Pair>,
+    stream_id: u32,
+    headers: &[(String, String)],
+) -> Option<Option<Paired>> {
+    let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    let kind = header("streamtype").filter(|k| matches!(*k, "error" | "data"))?;
+    let request = header("requestid").unwrap_or_default();
+    let pair = pairs.entry(request.to_owned()).or_default();
+    match kind {
+        "error" => pair.error = Some(stream_id),
+        _ => pair.data = Some(stream_id),
+    }
+    pair.port = header("port").and_then(|p| p.parse().ok()).or(pair.port);
+    let Pair { error: Some(error), data: Some(data), port } = *pair else { return Some(None) };
+    pairs.remove(request);
+    Some(Some(Paired { error, data, port }))
 }
 
 /// Carries one connection between kubectl's data stream and the local port; a failure to
 /// connect is written to the error stream, as a kubelet writes it.
+///
+/// What kubectl sends arrives through an unbounded channel: the session must never wait for a
+/// connection, which may itself be waiting for the session to carry its answer (SPDY as kubectl
+/// speaks it has no flow control to slow kubectl down instead).
 async fn forward(
-    streams: Streams,
-    port: Option<u16>,
-    mut inbound: mpsc::Receiver<Inbound>,
+    paired: Paired,
+    out: mpsc::Sender<Vec<u8>>,
+    mut inbound: mpsc::UnboundedReceiver<Inbound>,
     pod: PodName,
 ) {
-    let Streams { error, data, out } = streams;
+    let Paired { error, data, port } = paired;
     let connected = match port {
         Some(port) => TcpStream::connect(("127.0.0.1", port)).await.map_err(|e| (port, e)),
         None => Err((0, std::io::Error::other("no valid port in the stream headers"))),
@@ -266,4 +265,28 @@ async fn forward(
         futures::future::Either::Right((false, _)) => return,
     }
     let _ = out.send(spdy::data(error, &[], true)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(kind: &str, request: &str) -> Vec<(String, String)> {
+        [("streamtype", kind), ("port", "8080"), ("requestid", request)]
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+            .to_vec()
+    }
+
+    #[test]
+    fn streams_pair_by_request_id_in_either_order() {
+        let mut pairs = HashMap::new();
+        assert_eq!(pair_stream(&mut pairs, 1, &headers("error", "0")), Some(None));
+        assert_eq!(pair_stream(&mut pairs, 3, &headers("data", "1")), Some(None));
+        let paired = Paired { error: 1, data: 5, port: Some(8080) };
+        assert_eq!(pair_stream(&mut pairs, 5, &headers("data", "0")), Some(Some(paired)));
+        let paired = Paired { error: 7, data: 3, port: Some(8080) };
+        assert_eq!(pair_stream(&mut pairs, 7, &headers("error", "1")), Some(Some(paired)));
+        assert!(pairs.is_empty(), "paired requests are forgotten");
+        assert_eq!(pair_stream(&mut pairs, 9, &headers("other", "2")), None);
+    }
 }

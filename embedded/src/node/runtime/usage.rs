@@ -38,12 +38,20 @@ pub struct Reading {
 }
 
 /// Usage over the time between two readings.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Usage {
     /// CPU, in billionths of a core.
     pub nanocores: u64,
     /// Memory, in bytes.
     pub memory: u64,
+}
+
+impl std::ops::Add for Usage {
+    type Output = Usage;
+
+    fn add(self, other: Usage) -> Usage {
+        Usage { nanocores: self.nanocores + other.nanocores, memory: self.memory + other.memory }
+    }
 }
 
 /// Two readings: a window of time, and what was used in it.

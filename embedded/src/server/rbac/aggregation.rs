@@ -66,12 +66,26 @@ pub(crate) fn spawn(store: Store) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// Plans from the current ClusterRoles and writes what changed.
-async fn pass(store: &Store) -> Result<(), StoreError> {
+/// Aggregates until nothing changes (`view` into `edit` into `admin` takes a pass each), so
+/// that the roles are whole before the server takes its first request.
+pub(crate) async fn converge(store: &Store) -> Result<(), StoreError> {
+    // Each pass completes at least one more level; a chain is never this deep.
+    for _ in 0..16 {
+        if !pass(store).await? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Plans from the current ClusterRoles and writes what changed; whether anything did.
+async fn pass(store: &Store) -> Result<bool, StoreError> {
     let snapshot = store.list(CLUSTER_ROLES);
     let roles: Vec<(&str, &Value)> =
         snapshot.entries().map(|e| (e.key.as_str(), &*e.object)).collect();
-    for (key, rules) in plan(&roles) {
+    let changes = plan(&roles);
+    let changed = !changes.is_empty();
+    for (key, rules) in changes {
         let Some(current) = snapshot.get(&key) else { continue };
         if meta_str(&current.object, "deletionTimestamp").is_some() {
             continue;
@@ -80,7 +94,7 @@ async fn pass(store: &Store) -> Result<(), StoreError> {
         object["rules"] = serde_json::to_value(rules).unwrap_or_default();
         store.write(WriteOp::Update { key, expected_revision: current.revision, object }).await?;
     }
-    Ok(())
+    Ok(changed)
 }
 
 #[cfg(test)]

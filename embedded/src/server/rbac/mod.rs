@@ -23,7 +23,7 @@ use super::errors::{ApiError, ApiResult};
 use super::objects::{is_namespace, meta_str};
 use super::users::User;
 
-pub(crate) use aggregation::spawn as spawn_aggregation;
+pub(crate) use aggregation::{converge as converge_aggregation, spawn as spawn_aggregation};
 pub(crate) use bootstrap::ensure_defaults;
 pub(crate) use policy::{Attributes, ResourceAttributes};
 
@@ -209,6 +209,26 @@ pub(crate) fn check(store: &Store, user: &User, attributes: &Attributes) -> ApiR
         true => Ok(()),
         false => Err(forbidden(user, attributes, &decision.reason)),
     }
+}
+
+/// Checks that `user` may open a pod's stream subresource (`exec`, `portforward`): upstream
+/// asks for `create` on it whichever method opens the stream.
+pub(crate) fn check_pod_stream(
+    store: &Store,
+    user: &User,
+    namespace: &str,
+    name: &str,
+    subresource: &str,
+) -> ApiResult<()> {
+    let asked = Attributes::Resource(ResourceAttributes {
+        verb: "create".into(),
+        group: String::new(),
+        resource: "pods".into(),
+        subresource: subresource.into(),
+        name: name.into(),
+        namespace: namespace.into(),
+    });
+    check(store, user, &asked)
 }
 
 /// Upstream's `403` for a request RBAC does not allow.
