@@ -1,7 +1,7 @@
 //! What the server serves: the built-in resources and those of every established CRD, with a
 //! compiled schema validator per CRD version. Rebuilt from storage whenever a CRD changes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use axum::body::Bytes;
@@ -30,8 +30,6 @@ pub struct Served {
     /// Every served resource, built-ins first.
     pub resources: Vec<Arc<ResourceInfo>>,
     validators: HashMap<(String, String, String), Arc<SchemaValidator>>,
-    /// `(group, resource)` of the custom resources whose CRD is being deleted.
-    terminating: HashSet<(String, String)>,
     openapi_index: OnceLock<Arc<str>>,
     openapi_documents: Mutex<HashMap<GroupVersion, Option<Arc<str>>>>,
     openapi_v2_json: OnceLock<Arc<str>>,
@@ -52,12 +50,6 @@ impl Served {
         self.validators
             .get(&(info.group.clone(), info.version.clone(), info.resource.clone()))
             .cloned()
-    }
-
-    /// Whether the CRD of this custom resource is being deleted: its objects can still be read,
-    /// changed and deleted (so that their finalizers can run), but no more can be created.
-    pub fn terminating(&self, info: &ResourceInfo) -> bool {
-        !info.builtin && self.terminating.contains(&(info.group.clone(), info.resource.clone()))
     }
 
     /// The `/openapi/v3` index as JSON text, built once per view.
@@ -109,7 +101,6 @@ impl Registry {
         let mut resources: Vec<Arc<ResourceInfo>> =
             builtin_resources().into_iter().map(Arc::new).collect();
         let mut validators = HashMap::new();
-        let mut terminating = HashSet::new();
         for entry in store.list(CRD_PREFIX).entries() {
             let Ok(crd) =
                 serde_json::from_value::<CustomResourceDefinition>(Value::clone(&entry.object))
@@ -133,12 +124,11 @@ impl Registry {
                 }
                 if deleting {
                     info.verbs.retain(|v| !matches!(v.as_str(), "create" | "update" | "patch"));
-                    terminating.insert((info.group.clone(), info.resource.clone()));
                 }
                 resources.push(Arc::new(info));
             }
         }
-        let served = Arc::new(Served { resources, validators, terminating, ..Default::default() });
+        let served = Arc::new(Served { resources, validators, ..Default::default() });
         if let Ok(mut inner) = self.inner.write() {
             *inner = served;
         }

@@ -175,7 +175,9 @@ async fn create_object(
     let info = &request.target.info;
     let now = now_rfc3339();
     let served = state.registry.served();
-    if served.terminating(info) {
+    // A custom resource served without `create` is one whose CRD is being deleted: its
+    // objects can still be read, changed and deleted, so that their finalizers can run.
+    if !info.builtin && !info.verbs.iter().any(|v| v == "create") {
         return Err(ApiError::terminating_crd(&info.group, &info.resource));
     }
     let admitted = admit(&served, info, object, None, request.query.field_validation)?;
