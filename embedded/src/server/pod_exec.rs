@@ -17,7 +17,7 @@ use axum::body::Bytes;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{Extension, Path, RawQuery, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
@@ -149,38 +149,36 @@ pub(crate) async fn exec(
     Extension(user): Extension<User>,
     RawQuery(query): RawQuery,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
-) -> Response {
-    let query = query.as_deref().unwrap_or_default();
-    match prepare(&state, &namespace, &name, &user, query, upgrade.ok()) {
-        Ok(response) => response,
-        Err(error) => error.into_response(),
-    }
-}
-
-fn prepare(
-    state: &ApiState,
-    namespace: &str,
-    name: &str,
-    user: &User,
-    query: &str,
-    upgrade: Option<WebSocketUpgrade>,
 ) -> ApiResult<Response> {
-    rbac::check_pod_stream(&state.store, user, namespace, name, "exec")?;
-    let options = ExecOptions::parse(query)?;
-    let target = find(state, namespace, name, options.container.as_deref())?;
-    let Some(upgrade) = upgrade else {
-        return Err(ApiError::bad_request(
-            "keelson serves exec over WebSocket only (kubectl 1.30 or later; SPDY is not served)",
-        ));
-    };
-    let upgrade = upgrade.protocols(PROTOCOLS);
-    let Some(protocol) = upgrade.selected_protocol().and_then(|p| p.to_str().ok()) else {
-        return Err(ApiError::bad_request(format!(
-            "exec needs one of the WebSocket protocols {PROTOCOLS:?} (kubectl 1.30 or later)"
-        )));
-    };
+    rbac::check_pod_stream(&state.store, &user, &namespace, &name, "exec")?;
+    let options = ExecOptions::parse(query.as_deref().unwrap_or_default())?;
+    let target = find(&state, &namespace, &name, options.container.as_deref())?;
+    let (upgrade, protocol) = websocket(upgrade, "exec", &PROTOCOLS, "1.30")?;
     let v5 = protocol == PROTOCOLS[0];
     Ok(upgrade.on_upgrade(move |socket| session(socket, options, target, v5)))
+}
+
+/// The WebSocket a pod stream (`what`: `exec`, `port-forward`) is served over, and which of
+/// `protocols` (kubectl's since version `since`) it speaks; SPDY upgrades are refused.
+pub(crate) fn websocket(
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    what: &str,
+    protocols: &[&'static str],
+    since: &str,
+) -> ApiResult<(WebSocketUpgrade, &'static str)> {
+    let Ok(upgrade) = upgrade else {
+        return Err(ApiError::bad_request(format!(
+            "keelson serves {what} over WebSocket only (kubectl {since} or later; SPDY is not served)"
+        )));
+    };
+    let upgrade = upgrade.protocols(protocols.iter().copied());
+    let selected = upgrade.selected_protocol().and_then(|p| p.to_str().ok());
+    let Some(protocol) = protocols.iter().copied().find(|p| Some(*p) == selected) else {
+        return Err(ApiError::bad_request(format!(
+            "{what} needs one of the WebSocket protocols {protocols:?} (kubectl {since} or later)"
+        )));
+    };
+    Ok((upgrade, protocol))
 }
 
 /// The running container process of the pod, or why there is none.

@@ -13,15 +13,15 @@ use axum::body::Bytes;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Extension, Path, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use futures::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use super::ApiState;
-use super::errors::{ApiError, ApiResult};
-use super::pod_exec::running_process;
+use super::errors::ApiResult;
+use super::pod_exec::{running_process, websocket};
 use super::rbac;
 use super::spdy::{self, Decoder, Encoder, Frame};
 use super::users::User;
@@ -42,34 +42,11 @@ pub(crate) async fn port_forward(
     Path((namespace, name)): Path<(String, String)>,
     Extension(user): Extension<User>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
-) -> Response {
-    match prepare(&state, &namespace, &name, &user, upgrade.ok()) {
-        Ok(response) => response,
-        Err(error) => error.into_response(),
-    }
-}
-
-fn prepare(
-    state: &ApiState,
-    namespace: &str,
-    name: &str,
-    user: &User,
-    upgrade: Option<WebSocketUpgrade>,
 ) -> ApiResult<Response> {
-    rbac::check_pod_stream(&state.store, user, namespace, name, "portforward")?;
-    let (pod, _) = running_process(state, namespace, name, None, "forward ports of")?;
-    let Some(upgrade) = upgrade else {
-        return Err(ApiError::bad_request(
-            "keelson serves port-forward over WebSocket only (kubectl 1.31 or later; SPDY upgrades are not served)",
-        ));
-    };
-    let upgrade = upgrade.protocols([PROTOCOL]);
-    if upgrade.selected_protocol().is_none() {
-        return Err(ApiError::bad_request(format!(
-            "port-forward needs the WebSocket protocol {PROTOCOL:?} (kubectl 1.31 or later)"
-        )));
-    }
-    let pod = PodName { name: name.to_owned(), uid: pod.metadata.uid.unwrap_or_default() };
+    rbac::check_pod_stream(&state.store, &user, &namespace, &name, "portforward")?;
+    let (pod, _) = running_process(&state, &namespace, &name, None, "forward ports of")?;
+    let (upgrade, _) = websocket(upgrade, "port-forward", &[PROTOCOL], "1.31")?;
+    let pod = PodName { name, uid: pod.metadata.uid.unwrap_or_default() };
     Ok(upgrade.on_upgrade(move |socket| session(socket, pod)))
 }
 
