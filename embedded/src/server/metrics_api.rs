@@ -16,6 +16,7 @@ use axum::response::Response;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::catalog::metrics::{API_VERSION, ContainerMetrics, NodeMetrics, PodMetrics};
@@ -107,7 +108,7 @@ fn pod_metrics(pod: &Value, window: &Window) -> Option<Value> {
 /// The usage of each container of a running pod; none if the pod does not run or a process
 /// was not seen for the whole window.
 fn container_usage(pod: &Value, window: &Window) -> Option<Vec<(String, Usage)>> {
-    let pod: Pod = serde_json::from_value(pod.clone()).ok()?;
+    let pod = Pod::deserialize(pod).ok()?;
     let status = pod.status.as_ref()?;
     if status.phase.as_deref() != Some("Running") {
         return None;
@@ -155,10 +156,8 @@ fn node_metrics(node: &Value, pods: &[Arc<Value>], window: &Window) -> Value {
 /// The measured object's name, namespace, labels and creation time, as metrics-server copies
 /// them.
 fn summary_metadata(object: &Value) -> ObjectMeta {
-    let meta: ObjectMeta = object
-        .get("metadata")
-        .and_then(|m| serde_json::from_value(m.clone()).ok())
-        .unwrap_or_default();
+    let meta = object.get("metadata").and_then(|m| ObjectMeta::deserialize(m).ok());
+    let meta = meta.unwrap_or_default();
     ObjectMeta {
         name: meta.name,
         namespace: meta.namespace,
