@@ -735,7 +735,11 @@ fn a_statefulset_makes_ordered_pods_with_claims_and_rolls_from_the_top() {
     k.ok(&["set", "image", "statefulset/db", "db=postgres:18"]);
     let image = |pod: &str| k.jsonpath("pod", pod, "{.spec.containers[0].image}");
     eventually(60, "db-2 at the new image", || image("db-2") == "postgres:18");
-    k.ok(&["delete", "pod", "db-0"]);
+    // Without waiting: kubectl's wait reads the pod, then lists it, and waits for a deletion.
+    // When the node stops the (simulated) pod and the set recreates `db-0` between the two, the
+    // list shows the new pod and the wait never ends. `running_pods` leaves the marked pod out,
+    // so the wait below is for the new one.
+    k.ok(&["delete", "pod", "db-0", "--wait=false"]);
     eventually(60, "db-0 back", || running_pods(&k, "app=db").contains(&"db-0".to_owned()));
     assert_eq!(image("db-0"), "postgres:16");
     assert_eq!(image("db-1"), "postgres:16");
