@@ -35,6 +35,9 @@ pub struct UpArgs {
     /// How long a simulated pod takes to become ready.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration)]
     pub pod_ready_delay: Duration,
+    /// How long a deleted simulated pod takes to stop (at most its grace period).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration)]
+    pub pod_stop_delay: Duration,
     /// First retry delay of a failed Job pod; it doubles per failure, up to 6 minutes.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub job_backoff: Duration,
@@ -71,6 +74,7 @@ impl UpArgs {
         }
         options.process_pods = !self.no_process_pods;
         options.ready_delay = self.pod_ready_delay;
+        options.stop_delay = self.pod_stop_delay;
         options.job_backoff = self.job_backoff;
         // Process pods run under this very binary's supervisor, so they survive a crash of
         // `keelson up` and the next one adopts them.

@@ -571,7 +571,7 @@ fn a_process_gets_its_env_and_a_working_directory_and_a_missing_executable_fails
 
 #[test]
 fn nodes_are_ready_with_leases_simulated_pods_honour_readiness_gates_and_claims_bind() {
-    let k = Keelson::up_with(&FAST);
+    let k = Keelson::up_with(&[&FAST[..], &["--pod-stop-delay", "3s"]].concat());
     let node = || k.ok(&["get", "nodes", "-o", "jsonpath={.items[*].metadata.name}"]);
     eventually(30, "the node to register", || !node().is_empty());
     let node = node();
@@ -596,6 +596,11 @@ fn nodes_are_ready_with_leases_simulated_pods_honour_readiness_gates_and_claims_
         r#"[{"op":"add","path":"/status/conditions/-","value":{"type":"example.com/ready","status":"True"}}]"#,
     ]);
     eventually(30, "the pod to be ready", || ready() == "True");
+    // Deleted, it is Terminating while its containers stop, then it goes.
+    k.ok(&["delete", "pod", "gated", "--wait=false"]);
+    let listed = k.ok(&["get", "pod", "gated"]);
+    assert!(listed.contains("Terminating"), "{listed}");
+    k.ok(&["wait", "--for=delete", "pod/gated", "--timeout=30s"]);
 
     k.apply(
         "claim.yaml",
@@ -735,11 +740,10 @@ fn a_statefulset_makes_ordered_pods_with_claims_and_rolls_from_the_top() {
     k.ok(&["set", "image", "statefulset/db", "db=postgres:18"]);
     let image = |pod: &str| k.jsonpath("pod", pod, "{.spec.containers[0].image}");
     eventually(60, "db-2 at the new image", || image("db-2") == "postgres:18");
-    // Without waiting: kubectl's wait reads the pod, then lists it, and waits for a deletion.
-    // When the node stops the (simulated) pod and the set recreates `db-0` between the two, the
-    // list shows the new pod and the wait never ends. `running_pods` leaves the marked pod out,
-    // so the wait below is for the new one.
-    k.ok(&["delete", "pod", "db-0", "--wait=false"]);
+    // kubectl's wait reads the pod, then lists it, and waits for its deletion: it ends only
+    // because the simulated pod takes a moment to stop (`--pod-stop-delay`), as a real one
+    // does, so the set cannot recreate `db-0` between the read and the list.
+    k.ok(&["delete", "pod", "db-0", "--timeout=60s"]);
     eventually(60, "db-0 back", || running_pods(&k, "app=db").contains(&"db-0".to_owned()));
     assert_eq!(image("db-0"), "postgres:16");
     assert_eq!(image("db-1"), "postgres:16");

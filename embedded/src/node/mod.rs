@@ -42,6 +42,8 @@ pub struct NodeOptions {
     pub process_pods: bool,
     /// How long a simulated pod takes to become ready.
     pub ready_delay: Duration,
+    /// How long a deleted simulated pod takes to stop (at most its grace period).
+    pub stop_delay: Duration,
     /// Base of a Job's retry back-off (doubles per failure, at most 6 minutes).
     pub job_backoff: Duration,
     /// The `keelson` executable process pods run under (its `supervise` subcommand), so they
@@ -61,6 +63,7 @@ impl NodeOptions {
             data_dir: data_dir.into(),
             process_pods: true,
             ready_delay: Duration::from_secs(2),
+            stop_delay: Duration::from_secs(1),
             job_backoff: Duration::from_secs(10),
             supervisor: None,
             api: None,
@@ -99,6 +102,7 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
             data_dir: std::path::absolute(&options.data_dir).unwrap_or(options.data_dir),
             process_pods: options.process_pods,
             ready_delay: options.ready_delay,
+            stop_delay: options.stop_delay,
             supervisor: options.supervisor,
             api: options.api,
         },

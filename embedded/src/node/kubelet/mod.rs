@@ -46,6 +46,8 @@ pub struct KubeletOptions {
     pub process_pods: bool,
     /// Delay before a simulated pod is ready.
     pub ready_delay: Duration,
+    /// Time a deleted simulated pod takes to stop.
+    pub stop_delay: Duration,
     /// How process pods reach the API server with their ServiceAccount's token; without it
     /// they get no credentials.
     pub api: Option<ApiAccess>,
@@ -72,6 +74,7 @@ impl Kubelet {
             data_dir: options.data_dir,
             process_pods: options.process_pods,
             ready_delay: options.ready_delay,
+            stop_delay: options.stop_delay,
             supervisor: options.supervisor,
             api: options.api,
             shutdown: stop,

@@ -39,6 +39,9 @@ pub struct Shared {
     pub process_pods: bool,
     /// How long a simulated pod takes to become ready.
     pub ready_delay: Duration,
+    /// How long a simulated pod's containers take to stop once it is deleted (at most its
+    /// grace period).
+    pub stop_delay: Duration,
     /// The executable process pods run under, if any (see [`process::ProcessSpec::supervisor`]).
     pub supervisor: Option<PathBuf>,
     /// How process pods reach the API server, if they are given credentials.
@@ -180,13 +183,36 @@ impl Worker {
         }
     }
 
-    /// Keeps reporting (readiness gates can change) until the pod goes.
+    /// Keeps reporting (readiness gates can change) until the pod goes. Nothing of it runs any
+    /// more, unless it is a running simulated pod.
     async fn until_deleted(&mut self, observed: &Observed) -> Result<(), kube::Error> {
         loop {
             match self.wake().await {
                 Wake::Changed => self.report(observed).await,
+                Wake::Deleting if !runs_as_process(&self.pod) && !is_terminal(&self.pod) => {
+                    return self.stop_simulated().await;
+                }
                 Wake::Deleting => return self.finish_deletion().await,
                 Wake::Gone | Wake::Shutdown => return Ok(()),
+            }
+        }
+    }
+
+    /// A simulated pod being deleted: its containers take the stop delay to stop, as real ones
+    /// take a moment to exit, then it goes. Going at once would let a controller replace it
+    /// under the same name (a StatefulSet's) between two reads of a client waiting for it to go,
+    /// and `kubectl delete` would then wait for ever.
+    async fn stop_simulated(&mut self) -> Result<(), kube::Error> {
+        let asked = Instant::now();
+        loop {
+            let stopped_at = asked + self.shared.stop_delay.min(grace_period(&self.pod));
+            tokio::select! {
+                _ = tokio::time::sleep_until(stopped_at) => return self.finish_deletion().await,
+                wake = self.wake() => match wake {
+                    // A second delete may shorten the grace period.
+                    Wake::Changed | Wake::Deleting => {}
+                    Wake::Gone | Wake::Shutdown => return Ok(()),
+                },
             }
         }
     }
@@ -223,7 +249,7 @@ impl Worker {
                     _ = tokio::time::sleep_until(ready_at) => break,
                     wake = self.wake() => match wake {
                         Wake::Changed => {}
-                        Wake::Deleting => return self.finish_deletion().await,
+                        Wake::Deleting => return self.stop_simulated().await,
                         Wake::Gone | Wake::Shutdown => return Ok(()),
                     },
                 }
@@ -432,8 +458,7 @@ impl Worker {
                 wake = self.wake() => match wake {
                     Wake::Changed => {}
                     Wake::Deleting => {
-                        let grace = Duration::from_secs(self.pod.metadata.deletion_grace_period_seconds.unwrap_or(30).max(0) as u64);
-                        stop_all(&mut running, grace).await;
+                        stop_all(&mut running, grace_period(&self.pod)).await;
                         self.finish_deletion().await?;
                         remove_dir(&pod_dir).await;
                         return Ok(());
@@ -771,8 +796,14 @@ fn crash_loop(observed: &mut Observed, slot: Slot, pod: &str) -> Duration {
     delay
 }
 
+/// How long the pod's containers may take to stop: the grace period its deletion gave, or else
+/// its spec's.
 fn grace_period(pod: &Pod) -> Duration {
-    let seconds = pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds).unwrap_or(30);
+    let seconds = pod
+        .metadata
+        .deletion_grace_period_seconds
+        .or_else(|| pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds))
+        .unwrap_or(30);
     Duration::from_secs(seconds.max(0) as u64)
 }
 
