@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use axum::body::Bytes;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
+use tokio::sync::watch;
 
 use crate::catalog::{ResourceInfo, builtin_resources};
 use crate::storage::Store;
@@ -19,6 +20,8 @@ pub const CRD_PREFIX: &str = "/apiextensions.k8s.io/customresourcedefinitions/";
 #[derive(Clone, Default)]
 pub struct Registry {
     inner: Arc<RwLock<Arc<Served>>>,
+    /// Told each time the view is replaced.
+    replaced: watch::Sender<()>,
 }
 
 /// `(group, version)`.
@@ -93,6 +96,12 @@ impl Registry {
         self.inner.read().map(|s| s.clone()).unwrap_or_default()
     }
 
+    /// Changes each time the view is replaced (a watch of a resource that is no longer served
+    /// ends on it).
+    pub fn replacements(&self) -> watch::Receiver<()> {
+        self.replaced.subscribe()
+    }
+
     /// Rebuilds the view from the built-ins and the CRDs in `store`. CRDs whose names are not
     /// accepted (e.g. a plural another CRD already serves) are left out. A CRD being deleted
     /// stays served without `create`, `update` and `patch` in its discovery verbs, as upstream
@@ -132,5 +141,6 @@ impl Registry {
         if let Ok(mut inner) = self.inner.write() {
             *inner = served;
         }
+        self.replaced.send_replace(());
     }
 }

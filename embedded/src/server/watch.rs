@@ -110,6 +110,8 @@ pub(crate) async fn watch(state: &ApiState, request: ResourceRequest) -> ApiResu
     let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(64);
     let timeout = query.timeout_seconds.map(Duration::from_secs).unwrap_or(DEFAULT_TIMEOUT);
     let store = state.store.clone();
+    let registry = state.registry.clone();
+    let mut replacements = registry.replacements();
     tokio::spawn(async move {
         let mut watch = match store.watch(&prefix, after) {
             Ok(watch) => watch,
@@ -141,6 +143,13 @@ pub(crate) async fn watch(state: &ApiState, request: ResourceRequest) -> ApiResu
         loop {
             let line = tokio::select! {
                 _ = &mut deadline => return,
+                // Its CRD is gone: the watch ends, as upstream tears down a CRD's storage.
+                Ok(()) = replacements.changed() => {
+                    if registry.served().find(&info.group, &info.version, &info.resource).is_none() {
+                        return;
+                    }
+                    None
+                }
                 _ = bookmarks.tick(), if query.allow_bookmarks => Some(renderer.bookmark(last_revision, false)),
                 next = watch.next() => match next {
                     None => return,

@@ -1,11 +1,16 @@
 //! Custom resources of Keelson's CRDs: admission, status subresource, generation, server-side
 //! apply ownership, scale, and what deleting their CRD does.
 
+use std::time::Duration;
+
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use keelson_api_crds::serving::ModelDeployment;
 use keelson_api_crds::workflows::{Agent, AgentSpec};
-use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use serde_json::json;
 
 use crate::support::{api_error, eventually, install_crds, start};
@@ -125,6 +130,7 @@ async fn a_deleted_crd_waits_until_its_custom_resources_are_gone() {
     let mut held = agent("held", "busybox:1");
     held.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
     agents.create(&PostParams::default(), &held).await.unwrap();
+    let watch = agents.watch(&WatchParams::default(), "0").await.unwrap();
 
     let crds: Api<CustomResourceDefinition> = Api::all(test.client.clone());
     let name = "agents.workflows.keelson.dev";
@@ -176,6 +182,18 @@ async fn a_deleted_crd_waits_until_its_custom_resources_are_gone() {
     .await;
     let (code, _, _) = api_error(agents.list(&Default::default()).await.unwrap_err());
     assert_eq!(code, 404, "Agents are no longer served");
+    // A watch opened before saw both go, then ended with the CRD.
+    let events: Vec<_> = tokio::time::timeout(Duration::from_secs(10), watch.collect())
+        .await
+        .expect("the watch ends when its CRD goes");
+    let deleted: Vec<String> = events
+        .into_iter()
+        .filter_map(|event| match event.unwrap() {
+            WatchEvent::Deleted(agent) => Some(agent.metadata.name.unwrap()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deleted, ["free", "held"]);
 
     // Created again, the CRD starts empty.
     install_crds(&test.client).await;
