@@ -596,6 +596,11 @@ fn nodes_are_ready_with_leases_simulated_pods_honour_readiness_gates_and_claims_
         r#"[{"op":"add","path":"/status/conditions/-","value":{"type":"example.com/ready","status":"True"}}]"#,
     ]);
     eventually(30, "the pod to be ready", || ready() == "True");
+    // Pods carry upstream's defaults, which kubectl reads unchecked: `kubectl debug` refuses
+    // plainly (ephemeral containers are not served) instead of crashing.
+    assert_eq!(k.jsonpath("pod", "gated", "{.spec.securityContext}"), "{}");
+    let refused = k.fails(&["debug", "gated", "--image=busybox", "--profile=general"]);
+    assert!(refused.contains("ephemeral containers are disabled"), "{refused}");
     // Deleted, it is Terminating while its containers stop, then it goes.
     k.ok(&["delete", "pod", "gated", "--wait=false"]);
     let listed = k.ok(&["get", "pod", "gated"]);

@@ -180,9 +180,9 @@ pub(crate) fn pod_template(template: PodTemplateSpec, ctx: &mut Ctx, path: &str)
     out.into()
 }
 
-/// A `PodSpec`: containers, the scheduling defaults a server fills in and the ServiceAccount
-/// (which a template copied from a stored object carries); nothing that mounts, schedules or
-/// secures a pod beyond that.
+/// A `PodSpec`: containers, the defaults a server fills in and the ServiceAccount (which a
+/// template copied from a stored object carries); nothing that mounts, schedules or secures a
+/// pod beyond that.
 fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
     let PodSpec {
         volumes,
@@ -248,7 +248,6 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
     ctx.unmapped_pointer(path, "dnsConfig", &dns_config);
     ctx.unmapped_entries(path, "readinessGates", &readiness_gates);
     ctx.unmapped_pointer(path, "runtimeClassName", &runtime_class_name);
-    ctx.unmapped_pointer(path, "enableServiceLinks", &enable_service_links);
     ctx.unmapped_pointer(path, "preemptionPolicy", &preemption_policy);
     ctx.unmapped_entries(path, "overhead", &overhead);
     ctx.unmapped_entries(path, "topologySpreadConstraints", &topology_spread_constraints);
@@ -282,6 +281,7 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
         );
     }
     out.omitempty("schedulerName", scheduler_name);
+    out.pointer("enableServiceLinks", enable_service_links);
     out.into()
 }
 
@@ -318,8 +318,8 @@ fn pod_security_context(context: PodSecurityContext, ctx: &mut Ctx, path: &str) 
     Object::default().into()
 }
 
-/// A `Container`: name, image, command, args, ports, env (plain values), resources and
-/// `imagePullPolicy`.
+/// A `Container`: name, image, command, args, ports, env (plain values), resources, the
+/// termination message's path and policy, and `imagePullPolicy`.
 fn container(container: Container, ctx: &mut Ctx, path: &str) -> Value {
     let Container {
         name,
@@ -359,8 +359,6 @@ fn container(container: Container, ctx: &mut Ctx, path: &str) -> Value {
     ctx.unmapped_pointer(path, "readinessProbe", &readiness_probe);
     ctx.unmapped_pointer(path, "startupProbe", &startup_probe);
     ctx.unmapped_pointer(path, "lifecycle", &lifecycle);
-    ctx.unmapped_value(path, "terminationMessagePath", &termination_message_path);
-    ctx.unmapped_value(path, "terminationMessagePolicy", &termination_message_policy);
     ctx.unmapped_pointer(path, "securityContext", &security_context);
     ctx.unmapped_value(path, "stdin", &stdin);
     ctx.unmapped_value(path, "stdinOnce", &stdin_once);
@@ -379,6 +377,8 @@ fn container(container: Container, ctx: &mut Ctx, path: &str) -> Value {
     out.items("env", env.map(|(i, var)| env_var(var, ctx, &item(path, "env", i))).collect());
     let resources = resources.unwrap_or_default();
     out.put("resources", resource_requirements(resources, ctx, &join(path, "resources")));
+    out.omitempty("terminationMessagePath", termination_message_path);
+    out.omitempty("terminationMessagePolicy", termination_message_policy);
     out.omitempty("imagePullPolicy", image_pull_policy);
     out.into()
 }

@@ -399,6 +399,7 @@ fn deployment_with_every_mapped_field() {
     pod.service_account = Some("builder".into());
     pod.automount_service_account_token = Some(false);
     pod.security_context = Some(PodSecurityContext::default());
+    pod.enable_service_links = Some(true);
     pod.node_selector = strings(&[("disk", "ssd")]);
     // Zero values of fields Go holds by value are what Go's encoder writes for "unset".
     pod.host_network = Some(false);
@@ -416,6 +417,8 @@ fn deployment_with_every_mapped_field() {
         claims: vec![],
     });
     container.image_pull_policy = Some("IfNotPresent".into());
+    container.termination_message_path = Some("/dev/termination-log".into());
+    container.termination_message_policy = Some("File".into());
     container.stdin = Some(false);
     let object = decode(&body("apps/v1", "Deployment", &deployment)).unwrap();
     assert_eq!(
@@ -437,6 +440,8 @@ fn deployment_with_every_mapped_field() {
                         "ports": [{"name": "http", "containerPort": 80, "protocol": "TCP"}],
                         "env": [{"name": "MODE", "value": "prod"}],
                         "resources": {"limits": {"memory": "128Mi"}, "requests": {"cpu": "100m"}},
+                        "terminationMessagePath": "/dev/termination-log",
+                        "terminationMessagePolicy": "File",
                         "imagePullPolicy": "IfNotPresent",
                     }],
                     "restartPolicy": "Always",
@@ -448,6 +453,7 @@ fn deployment_with_every_mapped_field() {
                     "serviceAccountName": "builder",
                     "serviceAccount": "builder",
                     "automountServiceAccountToken": false,
+                    "enableServiceLinks": true,
                 },
             },
             "strategy": {

@@ -1,6 +1,7 @@
 //! Defaults the API server fills into new built-in objects where clients depend on them, as the
 //! Kubernetes API server does: a Job's selector, pod labels and counts; a pod's restart policy,
-//! grace period, scheduler and ServiceAccount. And [`normalize`], which every write of a
+//! grace period, scheduler, ServiceAccount and security context, its containers' pull policy,
+//! termination message and port protocols. And [`normalize`], which every write of a
 //! built-in object goes through: a Secret's `stringData` is folded into `data`, workloads get
 //! their strategies' defaults.
 
@@ -226,16 +227,54 @@ fn job(object: &mut Value) {
     }
 }
 
+/// Upstream's defaults of a pod spec and its containers. Clients read some of them without
+/// checking (`kubectl debug` dereferences `securityContext`).
 fn pod_spec(spec: &mut Value) {
     let Some(spec) = spec.as_object_mut() else { return };
     spec.entry("restartPolicy").or_insert(json!("Always"));
     spec.entry("terminationGracePeriodSeconds").or_insert(json!(30));
     spec.entry("dnsPolicy").or_insert(json!("ClusterFirst"));
     spec.entry("schedulerName").or_insert(json!("default-scheduler"));
+    spec.entry("securityContext").or_insert(json!({}));
+    spec.entry("enableServiceLinks").or_insert(json!(true));
     let account =
         spec.entry("serviceAccountName").or_insert(json!(super::service_accounts::DEFAULT));
     let account = account.clone();
     spec.entry("serviceAccount").or_insert(account);
+    for list in ["initContainers", "containers"] {
+        let containers = spec.get_mut(list).and_then(Value::as_array_mut);
+        for container in containers.into_iter().flatten().filter_map(Value::as_object_mut) {
+            self::container(container);
+        }
+    }
+}
+
+fn container(container: &mut Map<String, Value>) {
+    container.entry("terminationMessagePath").or_insert(json!("/dev/termination-log"));
+    container.entry("terminationMessagePolicy").or_insert(json!("File"));
+    if let Some(image) = container.get("image").and_then(Value::as_str) {
+        let policy = image_pull_policy(image);
+        container.entry("imagePullPolicy").or_insert(json!(policy));
+    }
+    let ports = container.get_mut("ports").and_then(Value::as_array_mut);
+    for port in ports.into_iter().flatten().filter_map(Value::as_object_mut) {
+        port.entry("protocol").or_insert(json!("TCP"));
+    }
+}
+
+/// `Always` for an image tagged `latest` or not at all (nor pinned by digest), else
+/// `IfNotPresent`.
+fn image_pull_policy(image: &str) -> &'static str {
+    let (name, pinned) = match image.split_once('@') {
+        Some((name, _)) => (name, true),
+        None => (image, false),
+    };
+    let last = name.rsplit('/').next().unwrap_or(name);
+    match last.split_once(':').map(|(_, tag)| tag) {
+        Some("latest") => "Always",
+        None if !pinned => "Always",
+        _ => "IfNotPresent",
+    }
 }
 
 #[cfg(test)]
@@ -341,6 +380,7 @@ mod tests {
             (&pod["restartPolicy"], &pod["dnsPolicy"]),
             (&json!("OnFailure"), &json!("ClusterFirst"))
         );
+        assert_eq!(pod["securityContext"], json!({}));
 
         let mut rc = json!({"metadata": {"name": "old"},
             "spec": {"template": {"metadata": {"labels": {"app": "old"}}}}});
@@ -348,6 +388,47 @@ mod tests {
         assert_eq!(rc["spec"]["selector"], json!({"app": "old"}));
         assert_eq!(rc["metadata"]["labels"], json!({"app": "old"}));
         assert_eq!(rc["spec"]["replicas"], 1);
+    }
+
+    #[test]
+    fn a_pod_s_containers_get_upstream_defaults() {
+        let mut pod = json!({"spec": {
+            "initContainers": [{"name": "init", "image": "busybox:1.36"}],
+            "containers": [{"name": "web", "image": "nginx", "ports": [{"containerPort": 80}],
+                "imagePullPolicy": "Never", "terminationMessagePolicy": "FallbackToLogsOnError"}]}});
+        on_create(&info("pods"), &mut pod);
+        let spec = &pod["spec"];
+        assert_eq!(
+            (&spec["securityContext"], &spec["enableServiceLinks"]),
+            (&json!({}), &json!(true))
+        );
+        assert_eq!(
+            spec["initContainers"][0],
+            json!({"name": "init", "image": "busybox:1.36", "imagePullPolicy": "IfNotPresent",
+                "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"})
+        );
+        let web = &spec["containers"][0];
+        assert_eq!(
+            (&web["imagePullPolicy"], &web["terminationMessagePolicy"]),
+            (&json!("Never"), &json!("FallbackToLogsOnError")),
+            "what is set stays"
+        );
+        assert_eq!(web["ports"], json!([{"containerPort": 80, "protocol": "TCP"}]));
+    }
+
+    #[test]
+    fn images_tagged_latest_or_untagged_are_always_pulled() {
+        for (image, policy) in [
+            ("nginx", "Always"),
+            ("nginx:latest", "Always"),
+            ("registry:5000/team/app", "Always"),
+            ("registry:5000/team/app:1.2", "IfNotPresent"),
+            ("nginx@sha256:abc", "IfNotPresent"),
+            ("nginx:latest@sha256:abc", "Always"),
+            ("nginx:1.27@sha256:abc", "IfNotPresent"),
+        ] {
+            assert_eq!(image_pull_policy(image), policy, "{image}");
+        }
     }
 
     #[test]

@@ -70,13 +70,16 @@ impl ApiError {
         .with_details(group, resource, name)
     }
 
-    /// 404 for a path the server does not serve.
+    /// 404 for a path the server does not serve. Its `details` are empty, not absent: kubectl
+    /// reads them to tell a missing subresource (`kubectl debug`'s `ephemeralcontainers`) from a
+    /// missing object, and crashes on a Status without them.
     pub fn no_route(path: &str) -> Self {
         Self::new(
             StatusCode::NOT_FOUND,
             "NotFound",
             format!("the server could not find the requested resource ({path})"),
         )
+        .with_details("", "", "")
     }
 
     /// 409 for a create of an existing object.
@@ -299,7 +302,10 @@ impl ApiError {
             "code": self.code.as_u16(),
         });
         if let Some(details) = &self.details {
-            let mut d = json!({ "kind": details.kind });
+            let mut d = json!({});
+            if !details.kind.is_empty() {
+                d["kind"] = json!(details.kind);
+            }
             if !details.name.is_empty() {
                 d["name"] = json!(details.name);
             }
@@ -346,6 +352,13 @@ mod tests {
         assert_eq!(status["reason"], "NotFound");
         assert_eq!(status["message"], "modeldeployments.serving.keelson.dev \"qwen\" not found");
         assert_eq!(status["details"]["group"], "serving.keelson.dev");
+    }
+
+    #[test]
+    fn an_unserved_path_has_empty_details() {
+        let status = ApiError::no_route("/api/v1/namespaces/a/pods/b/ephemeralcontainers").status();
+        assert_eq!(status["reason"], "NotFound");
+        assert_eq!(status["details"], json!({}));
     }
 
     #[test]
