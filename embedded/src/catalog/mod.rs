@@ -322,9 +322,9 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
     builtins().to_vec()
 }
 
-/// The built-in `resource` of `group` (`""` for core), cloned alone.
-pub fn builtin_resource(group: &str, resource: &str) -> Option<ResourceInfo> {
-    builtins().iter().find(|r| r.group == group && r.resource == resource).cloned()
+/// The built-in `resource` of `group` (`""` for core).
+pub fn builtin_resource(group: &str, resource: &str) -> Option<&'static ResourceInfo> {
+    builtins().iter().find(|r| r.group == group && r.resource == resource)
 }
 
 /// Orders Kubernetes version strings by preference, like apimachinery's

@@ -80,7 +80,7 @@ pub(crate) async fn serve(state: &ApiState, request: &ResourceRequest) -> ApiRes
 fn stored(state: &ApiState, resource: &str, namespace: Option<&str>) -> Vec<Arc<Value>> {
     let info = builtin_resource("", resource).expect("pods and nodes are built in");
     let target = Target {
-        info: Arc::new(info),
+        info: Arc::new(info.clone()),
         namespace: namespace.map(str::to_owned),
         name: None,
         subresource: None,

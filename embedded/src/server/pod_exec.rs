@@ -206,7 +206,7 @@ pub(crate) fn running_process(
     let info = builtin_resource("", "pods").expect("pods are built in");
     let entry = state
         .store
-        .get(&object_key(&info, namespace, name))
+        .get(&object_key(info, namespace, name))
         .ok_or_else(|| ApiError::not_found("", "pods", name))?;
     let pod: Pod = serde_json::from_value(Value::clone(&entry.object))
         .map_err(|e| ApiError::internal(format!("stored pod {name:?} is unreadable: {e}")))?;

@@ -23,7 +23,7 @@ pub(crate) async fn publish(
     ca_pem: &str,
 ) -> Result<(), StoreError> {
     let info = builtin_resource("", "configmaps").expect("configmaps are built in");
-    let key = object_key(&info, namespace, NAME);
+    let key = object_key(info, namespace, NAME);
     let op = match store.get(&key) {
         Some(entry) if entry.object["data"][KEY] == ca_pem => return Ok(()),
         Some(entry) => {
@@ -33,7 +33,7 @@ pub(crate) async fn publish(
         }
         None => {
             let map = json!({ "metadata": { "name": NAME }, "data": { KEY: ca_pem } });
-            let object = prepare_create(&info, Some(namespace), map, &now_rfc3339())
+            let object = prepare_create(info, Some(namespace), map, &now_rfc3339())
                 .expect("the root CA ConfigMap is valid");
             WriteOp::Create { key, object }
         }

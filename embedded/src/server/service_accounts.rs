@@ -16,20 +16,20 @@ use super::write::create_missing;
 /// The account a pod runs as when it names none.
 pub const DEFAULT: &str = "default";
 
-fn service_accounts() -> ResourceInfo {
+fn service_accounts() -> &'static ResourceInfo {
     builtin_resource("", "serviceaccounts").expect("serviceaccounts are built in")
 }
 
 /// Creates the `default` ServiceAccount of `namespace` unless it exists.
 pub(crate) async fn ensure_default(store: &Store, namespace: &str) -> Result<(), StoreError> {
     let account = json!({ "metadata": { "name": DEFAULT } });
-    create_missing(store, &service_accounts(), Some(namespace), account).await
+    create_missing(store, service_accounts(), Some(namespace), account).await
 }
 
 /// The names of the stored namespaces.
 pub(crate) fn namespace_names(store: &Store) -> Vec<String> {
     let namespaces = builtin_resource("", "namespaces").expect("namespaces are built in");
-    let snapshot = store.list(&resource_prefix(&namespaces));
+    let snapshot = store.list(&resource_prefix(namespaces));
     snapshot.entries().filter_map(|e| meta_str(&e.object, "name").map(str::to_owned)).collect()
 }
 
@@ -48,7 +48,7 @@ pub(crate) async fn check_pod(store: &Store, pod: &Value) -> ApiResult<()> {
     let account =
         pod.pointer("/spec/serviceAccountName").and_then(Value::as_str).unwrap_or(DEFAULT);
     let namespace = meta_str(pod, "namespace").unwrap_or("default");
-    if store.get(&object_key(&service_accounts(), namespace, account)).is_some() {
+    if store.get(&object_key(service_accounts(), namespace, account)).is_some() {
         return Ok(());
     }
     if account == DEFAULT {

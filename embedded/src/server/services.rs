@@ -77,16 +77,16 @@ impl Taken {
     fn of(store: &Store, service: &Value) -> Self {
         let info = services();
         let own_key = object_key(
-            &info,
+            info,
             meta_str(service, "namespace").unwrap_or_default(),
             meta_str(service, "name").unwrap_or_default(),
         );
         // The `kubernetes` Service's address is reserved even before that Service is stored,
         // for every Service but that one (which may be re-applied with its own address).
-        let reserved = (own_key != object_key(&info, "default", "kubernetes"))
+        let reserved = (own_key != object_key(info, "default", "kubernetes"))
             .then_some(u32::from(KUBERNETES_IP));
         let mut taken = Taken { ips: reserved.into_iter().collect(), node_ports: BTreeSet::new() };
-        let snapshot = store.list(&resource_prefix(&info));
+        let snapshot = store.list(&resource_prefix(info));
         for entry in snapshot.entries().filter(|e| e.key != own_key) {
             let spec = &entry.object["spec"];
             let ips =
@@ -312,7 +312,7 @@ fn fnv(text: &str) -> u32 {
         .fold(0x811c_9dc5_u32, |hash, byte| (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193))
 }
 
-fn services() -> ResourceInfo {
+fn services() -> &'static ResourceInfo {
     builtin_resource("", "services").expect("services are built in")
 }
 
@@ -361,11 +361,11 @@ pub(crate) async fn ensure_kubernetes(store: &Store, addr: SocketAddr) -> Result
         "endpoints": [{ "addresses": [ip], "conditions": { "ready": true } }],
         "ports": [{ "name": "https", "port": port, "protocol": "TCP" }],
     });
-    put(store, &services(), service, &["spec"]).await?;
+    put(store, services(), service, &["spec"]).await?;
     let info = builtin_resource("", "endpoints").expect("endpoints are built in");
-    put(store, &info, endpoints, &["subsets"]).await?;
+    put(store, info, endpoints, &["subsets"]).await?;
     let info = builtin_resource("discovery.k8s.io", "endpointslices").expect("slices are built in");
-    put(store, &info, slice, &["endpoints", "ports"]).await
+    put(store, info, slice, &["endpoints", "ports"]).await
 }
 
 /// Stores `object` in `default`, or replaces the stored one's `fields` when they differ.

@@ -167,7 +167,7 @@ pub(crate) fn authenticate(
 /// The stored core/v1 object `resource` `namespace/name`.
 fn stored(store: &Store, resource: &str, namespace: &str, name: &str) -> Option<Entry> {
     let info = builtin_resource("", resource)?;
-    store.get(&object_key(&info, namespace, name))
+    store.get(&object_key(info, namespace, name))
 }
 
 /// `POST …/serviceaccounts/<name>/token`: a token for the account, in the request's

@@ -119,7 +119,7 @@ fn default_builtin(info: &ResourceInfo, object: &mut Value) {
 pub(crate) async fn ensure_default_namespaces(store: &Store) -> Result<(), StoreError> {
     let info = crate::catalog::builtin_resource("", "namespaces").expect("namespaces are built in");
     for name in SYSTEM_NAMESPACES {
-        create_missing(store, &info, None, json!({"metadata": {"name": name}})).await?;
+        create_missing(store, info, None, json!({"metadata": {"name": name}})).await?;
     }
     Ok(())
 }

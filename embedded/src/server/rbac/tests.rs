@@ -78,7 +78,7 @@ fn rules_print_in_one_line_with_what_they_name() {
 fn storage_prefixes_are_the_catalogs() {
     let prefix = |resource: &str| {
         let info = crate::catalog::builtin_resource(GROUP, resource).unwrap();
-        super::super::paths::resource_prefix(&info)
+        super::super::paths::resource_prefix(info)
     };
     assert_eq!(prefix("clusterroles"), CLUSTER_ROLES);
     assert_eq!(prefix("clusterrolebindings"), CLUSTER_ROLE_BINDINGS);
@@ -92,8 +92,8 @@ fn role_and_binding_names_are_path_segments() {
     use super::super::objects::name_problems;
     for resource in ["clusterroles", "rolebindings"] {
         let info = crate::catalog::builtin_resource(GROUP, resource).unwrap();
-        assert!(name_problems(&info, "system:aggregate-to-edit").is_empty());
-        assert!(!name_problems(&info, "a/b").is_empty());
-        assert!(!name_problems(&info, "..").is_empty());
+        assert!(name_problems(info, "system:aggregate-to-edit").is_empty());
+        assert!(!name_problems(info, "a/b").is_empty());
+        assert!(!name_problems(info, "..").is_empty());
     }
 }
