@@ -837,3 +837,32 @@ fn a_cronjob_runs_its_latest_missed_time_on_resume_and_jobs_can_be_made_from_it(
         "a finished Job has none active"
     );
 }
+
+#[test]
+fn kubectl_drain_evicts_pods_only_as_far_as_their_disruption_budget_allows() {
+    let k = Keelson::up_with(&FAST);
+    k.ok(&["create", "deployment", "web", "--image=nginx", "--replicas=2"]);
+    k.ok(&["rollout", "status", "deployment/web", "--timeout=60s"]);
+    k.ok(&["create", "pdb", "web", "--selector=app=web", "--min-available=1"]);
+    let budget =
+        || k.jsonpath("pdb", "web", "{.status.currentHealthy}/{.status.disruptionsAllowed}");
+    eventually(30, "the budget to count both pods", || budget() == "2/1");
+    let listed = k.ok(&["get", "pdb", "web"]);
+    assert!(listed.contains("ALLOWED DISRUPTIONS"), "{listed}");
+
+    // The only node is cordoned, so an evicted pod's replacement waits: the first eviction
+    // spends the budget's one disruption and the second is refused until drain gives up.
+    let node = k.ok(&["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"]);
+    let refused = k.fails(&["drain", &node, "--timeout=8s"]);
+    assert!(
+        refused.contains("Cannot evict pod as it would violate the pod's disruption budget."),
+        "{refused}"
+    );
+    assert_eq!(running_pods(&k, "app=web").len(), 1, "one pod was evicted, one kept");
+    eventually(30, "the budget to count one healthy pod", || budget() == "1/0");
+
+    // Uncordoned, the replacement runs and the budget has room again.
+    k.ok(&["uncordon", &node]);
+    eventually(60, "both pods to run again", || running_pods(&k, "app=web").len() == 2);
+    eventually(30, "the budget to allow a disruption again", || budget() == "2/1");
+}

@@ -191,7 +191,7 @@ fn event_columns() -> Vec<PrinterColumn> {
 }
 
 pub(super) fn all() -> Vec<ResourceInfo> {
-    use Subresource::{Log, Status, Token};
+    use Subresource::{Eviction, Log, Status, Token};
     let pod_fields = [
         "spec.nodeName",
         "spec.restartPolicy",
@@ -325,7 +325,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("", "pods", "pod", "Pod", true)
             .short(&["po"])
             .all_category()
-            .subs(vec![Status, Log])
+            .subs(vec![Status, Log, Eviction])
             .cols(vec![
                 col(
                     "Ready",

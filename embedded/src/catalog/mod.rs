@@ -131,16 +131,19 @@ pub enum Subresource {
     Log,
     /// `/token` (service accounts only): creates a `TokenRequest`.
     Token,
+    /// `/eviction` (pods only): deletes the pod if its disruption budget allows.
+    Eviction,
 }
 
 impl Subresource {
-    /// The URL segment of the subresource (`status`, `scale`, `log`, `token`).
+    /// The URL segment of the subresource (`status`, `scale`, `log`, `token`, `eviction`).
     pub fn name(&self) -> &'static str {
         match self {
             Subresource::Status => "status",
             Subresource::Scale { .. } => "scale",
             Subresource::Log => "log",
             Subresource::Token => "token",
+            Subresource::Eviction => "eviction",
         }
     }
 
@@ -150,6 +153,7 @@ impl Subresource {
         match self {
             Subresource::Scale { .. } => Some(("autoscaling", "v1", "Scale")),
             Subresource::Token => Some(("authentication.k8s.io", "v1", "TokenRequest")),
+            Subresource::Eviction => Some(("policy", "v1", "Eviction")),
             Subresource::Status | Subresource::Log => None,
         }
     }
@@ -159,7 +163,7 @@ impl Subresource {
         match self {
             Subresource::Status | Subresource::Scale { .. } => &["get", "patch", "update"],
             Subresource::Log => &["get"],
-            Subresource::Token => &["create"],
+            Subresource::Token | Subresource::Eviction => &["create"],
         }
     }
 }

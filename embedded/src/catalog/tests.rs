@@ -25,7 +25,7 @@ fn builtins_have_scope_short_names_and_subresources() {
         ("", "secrets", "Secret", true, &[], &[], false),
         ("", "services", "Service", true, &["svc"], &["status"], true),
         ("", "serviceaccounts", "ServiceAccount", true, &["sa"], &["token"], false),
-        ("", "pods", "Pod", true, &["po"], &["status", "log"], true),
+        ("", "pods", "Pod", true, &["po"], &["status", "log", "eviction"], true),
         ("", "nodes", "Node", false, &["no"], &["status"], false),
         ("", "persistentvolumeclaims", "PersistentVolumeClaim", true, &["pvc"], &["status"], false),
         ("", "events", "Event", true, &["ev"], &[], false),

@@ -97,6 +97,12 @@ fn legacy_documents() {
     assert_eq!(pods["categories"], json!(["all"]));
     assert_eq!(resource(&core, "pods/log")["verbs"], json!(["get"]));
     assert_eq!(resource(&core, "pods/status")["kind"], "Pod");
+    // What `kubectl drain` looks for before it evicts rather than deletes.
+    let eviction = resource(&core, "pods/eviction");
+    assert_eq!(
+        (&eviction["group"], &eviction["version"], &eviction["kind"], &eviction["verbs"]),
+        (&json!("policy"), &json!("v1"), &json!("Eviction"), &json!(["create"]))
+    );
     assert_eq!(resource(&core, "namespaces")["namespaced"], false);
     assert!(resource(&core, "configmaps").get("shortNames").is_some());
     assert!(resource(&core, "secrets").get("shortNames").is_none());
@@ -195,7 +201,7 @@ fn aggregated_documents() {
         .iter()
         .map(|s| s["subresource"].as_str().unwrap())
         .collect();
-    assert_eq!(subs, ["status", "log"]);
+    assert_eq!(subs, ["status", "log", "eviction"]);
 
     let apis = apis_root(&infos, DiscoveryFormat::AggregatedV2Beta1);
     assert_eq!(apis["apiVersion"], "apidiscovery.k8s.io/v2beta1");

@@ -332,7 +332,7 @@ pub(crate) fn add_paths(paths: &mut Map<String, Value>, info: &ResourceInfo) {
                 &ref_to(super::SCALE),
                 false,
             ),
-            Subresource::Log | Subresource::Token => {}
+            Subresource::Log | Subresource::Token | Subresource::Eviction => {}
         }
     }
     if info.subresource("log").is_some() {

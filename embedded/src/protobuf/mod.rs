@@ -3,7 +3,7 @@
 //!
 //! kubectl's typed clients send protobuf for `kubectl create namespace`, `configmap`, `secret`,
 //! `serviceaccount`, `service`, `deployment` and `job` and for `kubectl autoscale`, and `kubectl drain` sends the
-//! `DeleteOptions` of its pod deletes, `kubectl auth` its reviews and `kubectl create token` its
+//! `DeleteOptions` of its pod deletes or the `Eviction`s that carry them, `kubectl auth` its reviews and `kubectl create token` its
 //! `TokenRequest` in protobuf; they do not retry with JSON on a 415, so
 //! the server has to read protobuf for those kinds. Every other kind is refused with
 //! [`ProtobufError::UnsupportedKind`].
@@ -43,7 +43,7 @@ use k8s_pb::api::autoscaling::v1::HorizontalPodAutoscaler;
 use k8s_pb::api::batch::v1::{CronJob, Job};
 use k8s_pb::api::core::v1::{ConfigMap, Namespace, ResourceQuota, Secret, Service, ServiceAccount};
 use k8s_pb::api::networking::v1::Ingress;
-use k8s_pb::api::policy::v1::PodDisruptionBudget;
+use k8s_pb::api::policy::v1::{Eviction, PodDisruptionBudget};
 use k8s_pb::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_pb::api::scheduling::v1::PriorityClass;
 use k8s_pb::apimachinery::pkg::apis::meta::v1::DeleteOptions;
@@ -137,6 +137,7 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
         ("networking.k8s.io/v1", "Ingress") => {
             convert::<Ingress>(&raw, &kind, networking::ingress)?
         }
+        ("policy/v1", "Eviction") => convert::<Eviction>(&raw, &kind, policy::eviction)?,
         ("policy/v1", "PodDisruptionBudget") => {
             convert::<PodDisruptionBudget>(&raw, &kind, policy::pod_disruption_budget)?
         }

@@ -1,12 +1,13 @@
 //! Conversion of the access and policy kinds kubectl creates over protobuf: `RoleBinding` and
 //! `ClusterRoleBinding` (`kubectl create rolebinding|clusterrolebinding`), `PriorityClass`
-//! (`kubectl create priorityclass`) and `PodDisruptionBudget` (`kubectl create pdb`).
+//! (`kubectl create priorityclass`), `PodDisruptionBudget` (`kubectl create pdb`) and the
+//! `Eviction`s of `kubectl drain`.
 //!
 //! `kubectl create role|clusterrole` checks its resources against discovery first and sends
 //! the same kinds of message; their rules and a ClusterRole's aggregation rule are read too.
 
 use k8s_pb::api::policy::v1::{
-    PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus,
+    Eviction, PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus,
 };
 use k8s_pb::api::rbac::v1::{
     AggregationRule, ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef,
@@ -16,7 +17,7 @@ use k8s_pb::api::scheduling::v1::PriorityClass;
 use serde_json::{Map, Value};
 
 use super::fields::{Ctx, Object};
-use super::meta::{int_or_string, label_selector, object_meta};
+use super::meta::{delete_options, int_or_string, label_selector, object_meta};
 
 /// A `Role`.
 pub(crate) fn role(role: Role, ctx: &mut Ctx) -> Map<String, Value> {
@@ -162,5 +163,16 @@ pub(crate) fn pod_disruption_budget(
     out.put("metadata", object_meta(metadata, ctx, "metadata"));
     out.put("spec", spec);
     out.put("status", status);
+    out.into()
+}
+
+/// An `Eviction`: the pod it names and the options of the pod's deletion.
+pub(crate) fn eviction(eviction: Eviction, ctx: &mut Ctx) -> Map<String, Value> {
+    let Eviction { metadata, delete_options: options } = eviction;
+    let mut out = Object::default();
+    out.put("metadata", object_meta(metadata, ctx, "metadata"));
+    if let Some(options) = options {
+        out.put("deleteOptions", delete_options(options, ctx));
+    }
     out.into()
 }

@@ -129,6 +129,24 @@ fn delete_options_as_kubectl_drain_sends_them() {
 }
 
 #[test]
+fn an_eviction_as_kubectl_drain_sends_it() {
+    let eviction = k8s_pb::api::policy::v1::Eviction {
+        metadata: Some(ObjectMeta {
+            name: Some("web-1".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        }),
+        delete_options: Some(DeleteOptions { grace_period_seconds: Some(5), ..Default::default() }),
+    };
+    assert_eq!(
+        decode(&body("policy/v1", "Eviction", &eviction)).unwrap(),
+        json!({"apiVersion": "policy/v1", "kind": "Eviction",
+            "metadata": {"name": "web-1", "namespace": "default", "creationTimestamp": null},
+            "deleteOptions": {"gracePeriodSeconds": 5}})
+    );
+}
+
+#[test]
 fn an_access_review_as_kubectl_auth_can_i_sends_it() {
     let review = SelfSubjectAccessReview {
         metadata: Some(ObjectMeta::default()),

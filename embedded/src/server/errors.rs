@@ -261,6 +261,25 @@ impl ApiError {
         Self::not_found("", "namespaces", namespace)
     }
 
+    /// 429 for an eviction the pod's disruption budget does not allow now; `why` names the
+    /// budget (a `DisruptionBudget` cause, as upstream words it).
+    pub fn disruption_budget(why: String) -> Self {
+        let mut error = Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "TooManyRequests",
+            "Cannot evict pod as it would violate the pod's disruption budget.",
+        )
+        .with_details("", "", "");
+        if let Some(details) = error.details.as_mut() {
+            details.causes = vec![Cause {
+                reason: "DisruptionBudget".into(),
+                message: why,
+                field: String::new(),
+            }];
+        }
+        error
+    }
+
     /// 500 for a failure of the server itself.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", message)
@@ -316,7 +335,13 @@ impl ApiError {
                 d["causes"] = details
                     .causes
                     .iter()
-                    .map(|c| json!({ "reason": c.reason, "message": c.message, "field": c.field }))
+                    .map(|c| {
+                        let mut cause = json!({ "reason": c.reason, "message": c.message });
+                        if !c.field.is_empty() {
+                            cause["field"] = json!(c.field);
+                        }
+                        cause
+                    })
                     .collect();
             }
             status["details"] = d;

@@ -6,6 +6,7 @@ mod convert;
 mod defaults;
 mod discovery_routes;
 mod errors;
+mod eviction;
 mod gc;
 mod impersonation;
 mod metrics_api;
@@ -421,6 +422,7 @@ async fn route(state: &ApiState, request: ResourceRequest) -> ApiResult<Response
         (&Method::GET, true, Some("log")) => pod_log::pod_log(state, request).await,
         (&Method::GET, true, _) => read::get(state, request),
         (&Method::POST, false, _) => write::create(state, request).await,
+        (&Method::POST, true, Some("eviction")) => eviction::evict(state, request).await,
         (&Method::POST, true, Some("token")) => {
             tokens::create(&state.tokens, &state.store, &request)
         }

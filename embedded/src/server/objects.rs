@@ -90,7 +90,8 @@ fn spec_changed(old: &Value, new: &Value) -> bool {
 }
 
 /// Whether objects of this kind count `metadata.generation`, as in Kubernetes 1.32: custom
-/// resources, CRDs, Ingresses and the workloads a controller rolls out. ConfigMaps, Secrets, Pods,
+/// resources, CRDs, Ingresses, PodDisruptionBudgets and the workloads a controller rolls out.
+/// ConfigMaps, Secrets, Pods,
 /// Namespaces, Events and the other built-ins have no generation.
 fn tracks_generation(info: &ResourceInfo) -> bool {
     !info.builtin
@@ -99,6 +100,7 @@ fn tracks_generation(info: &ResourceInfo) -> bool {
             "apps" | "batch" | "networking.k8s.io" | "apiextensions.k8s.io"
         )
         || is_core(info, "replicationcontrollers")
+        || (info.group == "policy" && info.resource == "poddisruptionbudgets")
 }
 
 /// Whether this is the `customresourcedefinitions` resource, whose status the server owns.

@@ -21,6 +21,7 @@ use super::objects::{
     prepare_create, prepare_update, ready_to_remove, resource_version,
 };
 use super::paths::object_key;
+use super::query::Query;
 use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
 use super::{ApiState, ResourceRequest};
 use super::{rbac, root_ca, service_accounts};
@@ -640,22 +641,27 @@ pub(crate) enum Propagation {
 }
 
 /// The parts of `DeleteOptions` the server honours.
-#[derive(Debug, Default)]
-struct DeleteOptions {
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DeleteOptions {
     propagation: Option<Propagation>,
     grace_period: Option<i64>,
     uid: Option<String>,
-    resource_version: Option<String>,
+    /// A `resourceVersion` precondition.
+    pub(crate) resource_version: Option<String>,
     /// `dryRun` of the query or of the body (kubectl sends it in the body).
-    dry_run: bool,
+    pub(crate) dry_run: bool,
 }
 
 /// The options of a delete, from its body (JSON, or protobuf as `kubectl drain` sends them) and
 /// its query.
 fn delete_options(request: &ResourceRequest) -> ApiResult<DeleteOptions> {
-    let mut options = DeleteOptions::default();
     let body: Value = if request.body.is_empty() { Value::Null } else { body(request)? };
-    options.dry_run = request.query.dry_run;
+    delete_options_from(&body, &request.query)
+}
+
+/// The options of a delete from a `DeleteOptions` object (`null` for none) and the query.
+pub(crate) fn delete_options_from(body: &Value, query: &Query) -> ApiResult<DeleteOptions> {
+    let mut options = DeleteOptions { dry_run: query.dry_run, ..DeleteOptions::default() };
     if let Some(directives) = body.get("dryRun") {
         let directives = directives.as_array().ok_or_else(|| {
             ApiError::bad_request("DeleteOptions.dryRun must be a list of directives")
@@ -664,11 +670,10 @@ fn delete_options(request: &ResourceRequest) -> ApiResult<DeleteOptions> {
             options.dry_run |= super::query::dry_run(Some(directive.as_str().unwrap_or("?")))?;
         }
     }
-    let policy = body.get("propagationPolicy").and_then(Value::as_str).or(request
-        .query
-        .raw
+    let policy = body
         .get("propagationPolicy")
-        .map(String::as_str));
+        .and_then(Value::as_str)
+        .or(query.raw.get("propagationPolicy").map(String::as_str));
     options.propagation = match policy {
         None => match body.get("orphanDependents").and_then(Value::as_bool) {
             Some(true) => Some(Propagation::Orphan),
@@ -687,7 +692,7 @@ fn delete_options(request: &ResourceRequest) -> ApiResult<DeleteOptions> {
         Some(value) => Some(value.as_i64().ok_or_else(|| {
             ApiError::bad_request("gracePeriodSeconds must be an integer number of seconds")
         })?),
-        None => match request.query.raw.get("gracePeriodSeconds") {
+        None => match query.raw.get("gracePeriodSeconds") {
             Some(raw) => Some(raw.parse().map_err(|_| {
                 ApiError::bad_request(format!(
                     "gracePeriodSeconds must be an integer number of seconds, not {raw:?}"
@@ -794,20 +799,44 @@ pub(crate) async fn delete_entry(
 
 /// `DELETE` of an object.
 pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
-    let info = request.target.info.clone();
     let name = request.target.object_name("delete")?.to_owned();
     let options = delete_options(&request)?;
-    let current = state
-        .store
-        .get(&request.target.key(&name))
-        .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, &name))?;
+    let current = state.store.get(&request.target.key(&name)).ok_or_else(|| {
+        ApiError::not_found(&request.target.info.group, &request.target.info.resource, &name)
+    })?;
+    let deleted = delete_with(state, &request.target.info, &current, &options).await?;
+    Ok(match deleted {
+        Deleted::Marked(object) => {
+            respond(&request.target.info, StatusCode::OK, &object, None, &[])
+        }
+        Deleted::Removed(object) => {
+            let info = &request.target.info;
+            let mut details =
+                json!({ "name": name, "kind": info.resource, "uid": meta_str(&object, "uid") });
+            if !info.group.is_empty() {
+                details["group"] = json!(info.group);
+            }
+            let status = json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details });
+            json_response(StatusCode::OK, &status, &[])
+        }
+    })
+}
+
+/// Deletes the stored object `current` as `options` say, checking their preconditions.
+pub(crate) async fn delete_with(
+    state: &ApiState,
+    info: &ResourceInfo,
+    current: &Entry,
+    options: &DeleteOptions,
+) -> ApiResult<Deleted> {
+    let name = meta_str(&current.object, "name").unwrap_or_default();
     if let Some(uid) = &options.uid
         && meta_str(&current.object, "uid") != Some(uid.as_str())
     {
         return Err(ApiError::conflict(
             &info.group,
             &info.resource,
-            &name,
+            name,
             &format!(
                 "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
                 meta_str(&current.object, "uid").unwrap_or_default()
@@ -820,7 +849,7 @@ pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiRes
         return Err(ApiError::conflict(
             &info.group,
             &info.resource,
-            &name,
+            name,
             &format!(
                 "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
                 current.revision
@@ -830,29 +859,18 @@ pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiRes
     let propagation = options.propagation.unwrap_or(Propagation::Background);
     let deleted = delete_entry(
         &state.store,
-        &info,
-        &current,
+        info,
+        current,
         propagation,
         options.grace_period,
         options.dry_run,
     )
     .await
-    .map_err(store_error(&info, &name))?;
-    if is_crd(&info) {
+    .map_err(store_error(info, name))?;
+    if is_crd(info) {
         state.registry.refresh(&state.store);
     }
-    Ok(match deleted {
-        Deleted::Marked(object) => respond(&info, StatusCode::OK, &object, None, &[]),
-        Deleted::Removed(object) => {
-            let mut details =
-                json!({ "name": name, "kind": info.resource, "uid": meta_str(&object, "uid") });
-            if !info.group.is_empty() {
-                details["group"] = json!(info.group);
-            }
-            let status = json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details });
-            json_response(StatusCode::OK, &status, &[])
-        }
-    })
+    Ok(deleted)
 }
 
 /// `DELETE` of a collection: every selected object, as single deletes would.

@@ -1,11 +1,13 @@
 //! Built-in objects: create, get, list with pagination and selectors, update conflicts, patches,
-//! delete, restart.
+//! delete, eviction, restart.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, ServiceAccount};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{
-    Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams, VersionMatch,
+    Api, DeleteParams, EvictParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams,
+    VersionMatch,
 };
 use serde_json::json;
 
@@ -389,4 +391,46 @@ async fn a_job_gets_a_selector_matching_the_labels_of_its_pods() {
         (spec.completions, spec.parallelism, spec.backoff_limit),
         (Some(1), Some(1), Some(6))
     );
+}
+
+#[tokio::test]
+async fn an_eviction_spends_the_disruption_budget_and_is_refused_once_it_is_spent() {
+    let test = start().await;
+    let pods: Api<Pod> = Api::namespaced(test.client.clone(), "default");
+    let running = json!({"status": {"phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}]}});
+    for name in ["web-1", "web-2"] {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx"}]}});
+        pods.create(&PostParams::default(), &serde_json::from_value(pod).unwrap()).await.unwrap();
+        pods.patch_status(name, &PatchParams::default(), &Patch::Merge(&running)).await.unwrap();
+    }
+    let budgets: Api<PodDisruptionBudget> = Api::namespaced(test.client.clone(), "default");
+    let budget = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}});
+    let budget = budgets
+        .create(&PostParams::default(), &serde_json::from_value(budget).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(budget.metadata.generation, Some(1));
+    // What the disruption controller would write.
+    let counted = json!({"status": {"observedGeneration": 1, "currentHealthy": 2,
+        "desiredHealthy": 1, "expectedPods": 2, "disruptionsAllowed": 1}});
+    budgets.patch_status("web", &PatchParams::default(), &Patch::Merge(&counted)).await.unwrap();
+
+    pods.evict("web-1", &EvictParams::default()).await.unwrap();
+    assert!(pods.get_opt("web-1").await.unwrap().is_none(), "an unbound pod goes at once");
+    let status = budgets.get("web").await.unwrap().status.unwrap();
+    assert_eq!(status.disruptions_allowed, 0);
+    assert!(status.disrupted_pods.unwrap().contains_key("web-1"));
+
+    let (code, reason, message) =
+        api_error(pods.evict("web-2", &EvictParams::default()).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (429, "TooManyRequests"));
+    assert_eq!(message, "Cannot evict pod as it would violate the pod's disruption budget.");
+    assert!(pods.get_opt("web-2").await.unwrap().is_some(), "the refused pod stays");
+    let (code, _, _) = api_error(pods.evict("nope", &EvictParams::default()).await.unwrap_err());
+    assert_eq!(code, 404);
 }

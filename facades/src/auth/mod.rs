@@ -21,6 +21,9 @@ use crate::error::ApiError;
 use crate::orchestrator::cache::Cache;
 pub use token::{Identity, Scope};
 
+/// How long an unknown token is looked for before it is refused.
+const NEW_TOKEN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Checks bearer tokens against the token Secrets and applies scopes and rate limits.
 #[derive(Clone)]
 pub struct Authenticator {
@@ -65,6 +68,17 @@ impl Authenticator {
         found
     }
 
+    /// Like [`Self::identify`], but a token not found is looked for again while the token cache
+    /// changes, for up to [`NEW_TOKEN_GRACE`]: one created a moment ago (`keelson token create`)
+    /// may not have reached the cache yet.
+    pub async fn identify_new(&self, presented: &str) -> Option<Identity> {
+        if let Some(identity) = self.identify(presented) {
+            return Some(identity);
+        }
+        self.tokens.wait_until(NEW_TOKEN_GRACE, |_| self.identify(presented).is_some()).await;
+        self.identify(presented)
+    }
+
     fn check_rate(&self, identity: &Identity) -> Result<(), ApiError> {
         let Some(limiter) = &self.limiter else { return Ok(()) };
         limiter.check_key(&identity.name).map_err(|not_until| {
@@ -107,7 +121,7 @@ async fn admit(auth: &Authenticator, mut request: Request, next: Next, writes: b
         return ApiError::unauthorized("this endpoint needs `Authorization: Bearer <token>`")
             .into_response();
     };
-    let Some(identity) = auth.identify(presented) else {
+    let Some(identity) = auth.identify_new(presented).await else {
         return ApiError::unauthorized("the bearer token is not valid").into_response();
     };
     if writes && identity.scope == Scope::Read {

@@ -128,7 +128,7 @@ where
     pub async fn wait_for(&self, written: &K) {
         let name = written.name_any();
         let version = written.resource_version().unwrap_or_default();
-        self.wait_until(|cache| {
+        self.wait_until(READ_YOUR_WRITES, |cache| {
             cache
                 .get(&name)
                 .is_some_and(|object| same_or_later(object.resource_version().as_deref(), &version))
@@ -138,10 +138,11 @@ where
 
     /// Waits until the cache no longer holds `name`.
     pub async fn wait_gone(&self, name: &str) {
-        self.wait_until(|cache| cache.get(name).is_none()).await;
+        self.wait_until(READ_YOUR_WRITES, |cache| cache.get(name).is_none()).await;
     }
 
-    async fn wait_until(&self, done: impl Fn(&Self) -> bool) {
+    /// Waits until `done` holds for the cache, at most `within`.
+    pub async fn wait_until(&self, within: Duration, done: impl Fn(&Self) -> bool) {
         let mut changes = self.changes.clone();
         let wait = async {
             while !done(self) {
@@ -150,8 +151,8 @@ where
                 }
             }
         };
-        if tokio::time::timeout(READ_YOUR_WRITES, wait).await.is_err() {
-            tracing::debug!(cache = self.name, "the cache did not see a write in time");
+        if tokio::time::timeout(within, wait).await.is_err() {
+            tracing::debug!(cache = self.name, "the cache did not change as awaited in time");
         }
     }
 }

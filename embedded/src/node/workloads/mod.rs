@@ -1,7 +1,8 @@
 //! The workload controllers of the local node (what kube-controller-manager does on a cluster):
 //! ReplicaSets, ReplicationControllers, Deployments, DaemonSets, StatefulSets, Jobs and CronJobs
 //! make pods (CronJobs make Jobs), Services get the Endpoints of the pods they select, PVCs are
-//! bound at once to volumes provisioned for them.
+//! bound at once to volumes provisioned for them, PodDisruptionBudgets get the healthy counts
+//! evictions are checked against.
 //!
 //! Each kind has a pure planner (`plan_*`: objects in, actions and status out) and one reconciler
 //! in `controllers` that lists the children, calls the planner and applies its plan through
@@ -11,6 +12,7 @@ mod controllers;
 pub mod cronjob;
 pub mod daemonset;
 pub mod deployment;
+pub mod disruption;
 pub mod endpoints;
 mod events;
 pub mod history;

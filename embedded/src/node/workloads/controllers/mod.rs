@@ -3,6 +3,7 @@
 //! of the workloads are in `workloads`, of Services' endpoints in `services`, of volumes and
 //! their claims in `volumes`; what they share is here.
 
+mod budgets;
 mod services;
 mod volumes;
 mod workloads;
@@ -19,6 +20,7 @@ use k8s_openapi::api::core::v1::{
     Endpoints, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
 };
 use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector as MetaSelector, OwnerReference,
 };
@@ -35,8 +37,8 @@ use tokio::task::JoinHandle;
 use super::events::EventLog;
 use super::plan::{PlanEvent, merge_patch};
 use super::{
-    cronjob, daemonset, deployment, endpoints, history, job, pvc, replicaset, replication,
-    statefulset,
+    cronjob, daemonset, deployment, disruption, endpoints, history, job, pvc, replicaset,
+    replication, statefulset,
 };
 use crate::node::pods::is_controlled_by;
 use crate::selectors::LabelSelector;
@@ -135,6 +137,22 @@ pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .run(services::reconcile_service, retry, ctx.clone())
         .for_each(run("endpoints"));
     tasks.push(tokio::spawn(services));
+
+    // A pod's change wakes the budgets of its namespace that select it.
+    let budgets = Controller::new(Api::<PodDisruptionBudget>::all(client.clone()), all.clone());
+    let selecting = budgets.store();
+    let budgets = budgets
+        .watches(Api::<Pod>::all(client.clone()), all.clone(), move |pod| {
+            selecting
+                .state()
+                .into_iter()
+                .filter(|budget| disruption::selects(budget, &pod))
+                .map(|budget| ObjectRef::from_obj(&*budget))
+                .collect::<Vec<_>>()
+        })
+        .run(budgets::reconcile_budget, retry, ctx.clone())
+        .for_each(run("disruption"));
+    tasks.push(tokio::spawn(budgets));
 
     let claims = Controller::new(Api::<PersistentVolumeClaim>::all(client.clone()), all.clone())
         .run(volumes::reconcile_claim, retry, ctx.clone())
