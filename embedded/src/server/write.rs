@@ -799,18 +799,16 @@ pub(crate) async fn delete_entry(
 
 /// `DELETE` of an object.
 pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
-    let name = request.target.object_name("delete")?.to_owned();
+    let info = &request.target.info;
+    let name = request.target.object_name("delete")?;
     let options = delete_options(&request)?;
-    let current = state.store.get(&request.target.key(&name)).ok_or_else(|| {
-        ApiError::not_found(&request.target.info.group, &request.target.info.resource, &name)
-    })?;
-    let deleted = delete_with(state, &request.target.info, &current, &options).await?;
-    Ok(match deleted {
-        Deleted::Marked(object) => {
-            respond(&request.target.info, StatusCode::OK, &object, None, &[])
-        }
+    let current = state
+        .store
+        .get(&request.target.key(name))
+        .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, name))?;
+    Ok(match delete_with(state, info, &current, &options).await? {
+        Deleted::Marked(object) => respond(info, StatusCode::OK, &object, None, &[]),
         Deleted::Removed(object) => {
-            let info = &request.target.info;
             let mut details =
                 json!({ "name": name, "kind": info.resource, "uid": meta_str(&object, "uid") });
             if !info.group.is_empty() {

@@ -37,10 +37,14 @@ pub fn selects(budget: &PodDisruptionBudget, pod: &Pod) -> bool {
 /// Whether the budget's size depends on its pods' controllers' replicas (a `maxUnavailable`, or a
 /// percentage `minAvailable`), rather than on the pods found.
 pub fn needs_scale(budget: &PodDisruptionBudget) -> bool {
-    let spec = budget.spec.as_ref();
-    let min = spec.and_then(|s| s.min_available.as_ref());
-    let max = spec.and_then(|s| s.max_unavailable.as_ref());
+    let (min, max) = bounds(budget);
     max.is_some() || matches!(min, Some(IntOrString::String(_)))
+}
+
+/// The budget's `minAvailable` and `maxUnavailable`.
+fn bounds(budget: &PodDisruptionBudget) -> (Option<&IntOrString>, Option<&IntOrString>) {
+    let spec = budget.spec.as_ref();
+    (spec.and_then(|s| s.min_available.as_ref()), spec.and_then(|s| s.max_unavailable.as_ref()))
 }
 
 /// The budget's status, given the pods it selects and, when [`needs_scale`], their controllers'
@@ -117,9 +121,8 @@ fn sizes(
     found: i32,
     scale: Option<i32>,
 ) -> Result<(i32, i32), String> {
-    let spec = budget.spec.clone().unwrap_or_default();
     let expected = scale.unwrap_or(found);
-    let desired = match (&spec.min_available, &spec.max_unavailable) {
+    let desired = match bounds(budget) {
         (Some(IntOrString::Int(n)), _) => *n,
         (Some(IntOrString::String(percent)), _) => scaled(percent, expected)?,
         (None, Some(IntOrString::Int(n))) => (expected - n).max(0),
