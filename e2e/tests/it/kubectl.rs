@@ -674,6 +674,18 @@ fn a_restart_resumes_on_the_same_data_dir() {
     let after: u64 =
         k.jsonpath("configmap", "later", "{.metadata.resourceVersion}").parse().unwrap();
     assert!(after > before);
+
+    // A second `keelson up` on the same data directory is refused, saying why.
+    let second = std::process::Command::new(keelson_e2e::keelson_binary())
+        .args(["up", "--no-controllers", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(k.data_dir())
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success());
+    assert!(stderr.contains("is another `keelson up` running on this data directory?"), "{stderr}");
+    assert_eq!(k.jsonpath("configmap", "kept", "{.data.a}"), "1", "the first one serves on");
 }
 
 #[test]

@@ -93,8 +93,8 @@ pub enum StartError {
         /// Why.
         source: std::io::Error,
     },
-    /// The storage could not be opened.
-    #[error("opening the storage: {0}")]
+    /// The storage could not be opened (the cause follows in the error's chain).
+    #[error("opening the storage")]
     Store(#[from] StoreError),
     /// Credentials could not be created or read.
     #[error("{0}")]

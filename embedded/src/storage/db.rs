@@ -54,18 +54,22 @@ pub(crate) fn open(path: &Path) -> Result<(Connection, Loaded), StoreError> {
     let conn = Connection::open(path)?;
     // A second opener waits this long (a previous owner may still be closing), then fails.
     conn.busy_timeout(std::time::Duration::from_secs(1))?;
+    let in_use = |error: rusqlite::Error| match error.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy) => StoreError::InUse { path: path.to_owned() },
+        _ => error.into(),
+    };
     // One process owns the file: a second store on it would reuse revisions. With EXCLUSIVE
     // locking set before entering WAL, the WAL index lives in heap memory and the lock is held
     // for the life of the connection.
     conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(in_use)?;
     // Durability: in WAL mode with synchronous=NORMAL, a commit has written its frames to the
     // WAL file (into the OS page cache) before it returns, and only checkpoints fsync. A write
     // acknowledged to a client therefore survives `kill -9` of this process; only an OS crash or
     // power loss can lose the latest commits, and the database stays consistent even then.
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL").map_err(in_use)?;
     // Take the write lock now so a second opener fails here instead of at its first write.
-    conn.execute_batch("BEGIN IMMEDIATE;")?;
+    conn.execute_batch("BEGIN IMMEDIATE;").map_err(in_use)?;
     conn.execute_batch(SCHEMA)?;
     conn.execute_batch("COMMIT;")?;
 

@@ -178,6 +178,15 @@ pub enum StoreError {
     /// The store is shut down.
     #[error("the store is closed")]
     Closed,
+    /// Another process holds the database file.
+    #[error(
+        "{} is in use by another process (is another `keelson up` running on this data directory?)",
+        path.display()
+    )]
+    InUse {
+        /// The database file.
+        path: std::path::PathBuf,
+    },
     /// SQLite failed.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),

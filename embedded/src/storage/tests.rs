@@ -668,7 +668,9 @@ async fn a_second_store_cannot_open_the_same_file() {
     let dir = TempDir::new().unwrap();
     let store = open(&dir).await;
     create(&store, "/o/a", 1).await;
-    assert!(matches!(Store::open(config(&dir)).await, Err(StoreError::Sqlite(_))));
+    let refused = Store::open(config(&dir)).await.err().unwrap();
+    assert!(matches!(refused, StoreError::InUse { .. }), "{refused}");
+    assert!(refused.to_string().contains("is another `keelson up` running"), "{refused}");
     store.shutdown().await;
     let store = open(&dir).await;
     assert_eq!(store.revision(), 1);

@@ -69,7 +69,7 @@ impl Authenticator {
     }
 
     /// Like [`Self::identify`], but a token not found is looked for again while the token cache
-    /// changes, for up to [`NEW_TOKEN_GRACE`]: one created a moment ago (`keelson token create`)
+    /// changes, for up to two seconds: one created a moment ago (`keelson token create`)
     /// may not have reached the cache yet.
     pub async fn identify_new(&self, presented: &str) -> Option<Identity> {
         if let Some(identity) = self.identify(presented) {
