@@ -866,3 +866,49 @@ fn kubectl_drain_evicts_pods_only_as_far_as_their_disruption_budget_allows() {
     eventually(60, "both pods to run again", || running_pods(&k, "app=web").len() == 2);
     eventually(30, "the budget to allow a disruption again", || budget() == "2/1");
 }
+
+const AUTOSCALER: &str = "apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 5
+  metrics:
+  - type: Resource
+    resource:
+      name: cpu
+      target: {type: Utilization, averageUtilization: 50}
+  behavior:
+    scaleDown: {stabilizationWindowSeconds: 0}
+";
+
+#[test]
+fn an_autoscaler_scales_its_deployment_on_what_the_pods_use() {
+    let k = Keelson::up_with(&FAST);
+    let requesting = "        resources:\n          requests: {cpu: 100m}\n";
+    let deployment = DEPLOYMENT.replace("replicas: 0", "replicas: 3") + requesting;
+    k.apply("web.yaml", &deployment);
+    k.apply("autoscaler.yaml", AUTOSCALER);
+    // Simulated pods use no CPU: the autoscaler reads 0 % of their requests and scales down to
+    // its minimum at once (its scale-down window is zero).
+    eventually(60, "the deployment to be scaled down", || {
+        k.jsonpath("deployment", "web", "{.spec.replicas}") == "1"
+    });
+    let status = |path: &str| k.jsonpath("hpa", "web", path);
+    eventually(30, "the status to say so", || status("{.status.desiredReplicas}") == "1");
+    assert_eq!(status("{.status.currentMetrics[0].resource.current.averageUtilization}"), "0");
+    assert_eq!(
+        status("{.status.conditions[?(@.type==\"ScalingActive\")].reason}"),
+        "ValidMetricFound"
+    );
+    assert_eq!(
+        status("{.status.conditions[?(@.type==\"ScalingLimited\")].reason}"),
+        "TooFewReplicas"
+    );
+    let listed = k.ok(&["get", "hpa", "web"]);
+    assert!(listed.contains("cpu: 0%/50%"), "{listed}");
+    let described = k.ok(&["describe", "hpa", "web"]);
+    assert!(described.contains("New size: 1; reason: All metrics below target"), "{described}");
+}

@@ -2,12 +2,14 @@
 //! ReplicaSets, ReplicationControllers, Deployments, DaemonSets, StatefulSets, Jobs and CronJobs
 //! make pods (CronJobs make Jobs), Services get the Endpoints of the pods they select, PVCs are
 //! bound at once to volumes provisioned for them, PodDisruptionBudgets get the healthy counts
-//! evictions are checked against.
+//! evictions are checked against, HorizontalPodAutoscalers scale their targets on their pods'
+//! resource use.
 //!
 //! Each kind has a pure planner (`plan_*`: objects in, actions and status out) and one reconciler
 //! in `controllers` that lists the children, calls the planner and applies its plan through
 //! the Kubernetes API.
 
+pub mod autoscaler;
 mod controllers;
 pub mod cronjob;
 pub mod daemonset;

@@ -1,8 +1,10 @@
 //! The reconcilers: list an object's children (strongly consistent reads, so no expectations are
 //! needed), ask the pure planner what to do, apply it, write the status, record events. Those
 //! of the workloads are in `workloads`, of Services' endpoints in `services`, of volumes and
-//! their claims in `volumes`; what they share is here.
+//! their claims in `volumes`, of disruption budgets in `budgets`, of autoscalers in
+//! `autoscalers`; what they share is here.
 
+mod autoscalers;
 mod budgets;
 mod services;
 mod volumes;
@@ -37,8 +39,8 @@ use tokio::task::JoinHandle;
 use super::events::EventLog;
 use super::plan::{PlanEvent, merge_patch};
 use super::{
-    cronjob, daemonset, deployment, disruption, endpoints, history, job, pvc, replicaset,
-    replication, statefulset,
+    autoscaler, cronjob, daemonset, deployment, disruption, endpoints, history, job, pvc,
+    replicaset, replication, statefulset,
 };
 use crate::node::pods::is_controlled_by;
 use crate::selectors::LabelSelector;
@@ -51,6 +53,9 @@ pub struct Context {
     pub events: EventLog,
     /// Base of a Job's retry back-off.
     pub job_backoff: Duration,
+    /// Each autoscaler's recent recommendations (by uid), for its stabilization windows.
+    pub recommendations:
+        std::sync::Mutex<std::collections::HashMap<String, Vec<autoscaler::Recommended>>>,
 }
 
 /// Why a reconcile failed (it is retried).
@@ -137,6 +142,14 @@ pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .run(services::reconcile_service, retry, ctx.clone())
         .for_each(run("endpoints"));
     tasks.push(tokio::spawn(services));
+
+    let autoscalers = Controller::new(
+        Api::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>::all(client.clone()),
+        all.clone(),
+    )
+    .run(autoscalers::reconcile_autoscaler, retry, ctx.clone())
+    .for_each(run("horizontalpodautoscaler"));
+    tasks.push(tokio::spawn(autoscalers));
 
     // A pod's change wakes the budgets of its namespace that select it.
     let budgets = Controller::new(Api::<PodDisruptionBudget>::all(client.clone()), all.clone());
@@ -312,6 +325,7 @@ async fn record<K: Resource<DynamicType = ()>>(ctx: &Context, owner: &K, event: 
     // Named as upstream's controllers are: `replicaset-controller`, `deployment-controller`...
     let component = match K::kind(&()).to_ascii_lowercase().as_str() {
         "replicationcontroller" => "replication-controller".to_owned(),
+        "horizontalpodautoscaler" => "horizontal-pod-autoscaler".to_owned(),
         kind => format!("{kind}-controller"),
     };
     if let Err(error) = ctx.events.record(&component, &owner.object_ref(&()), event).await {

@@ -1,0 +1,169 @@
+//! The reconciler of HorizontalPodAutoscalers (upstream's HPA controller): reads the target's
+//! `scale` subresource and its pods' readings from `metrics.k8s.io`, asks the planner, writes
+//! the new replicas and the status, every [`SYNC`].
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use kube::api::DynamicObject;
+use kube::core::GroupVersionKind;
+
+use super::*;
+use crate::node::quantity;
+use crate::node::workloads::autoscaler::{self, PodSample};
+
+/// How often an autoscaler reads its pods again (upstream's default sync period).
+const SYNC: Duration = Duration::from_secs(15);
+
+/// One pass of an autoscaler.
+pub(super) async fn reconcile_autoscaler(
+    hpa: Arc<HorizontalPodAutoscaler>,
+    ctx: Arc<Context>,
+) -> Result<Action> {
+    if hpa.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let namespace = hpa.namespace().unwrap_or_default();
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), &namespace);
+    let target = hpa.spec.as_ref().map(|s| s.scale_target_ref.clone()).unwrap_or_default();
+    let now = Timestamp::now();
+    let scales = match target_api(&ctx.client, &namespace, &target).await {
+        Ok(api) => api,
+        Err(why) => {
+            let status = autoscaler::unable(&hpa, "FailedGetScale", &why, now);
+            write_status(&hpas, &hpa, status).await?;
+            return Ok(Action::requeue(SYNC));
+        }
+    };
+    let scale = match scales.get_scale(&target.name).await {
+        Ok(scale) => scale,
+        Err(error) => {
+            let why = format!(
+                "the HPA controller was unable to get the target's current scale: {}",
+                api_message(&error)
+            );
+            let status = autoscaler::unable(&hpa, "FailedGetScale", &why, now);
+            write_status(&hpas, &hpa, status).await?;
+            return Ok(Action::requeue(SYNC));
+        }
+    };
+    let current = scale.spec.and_then(|s| s.replicas).unwrap_or(0);
+    let selector = scale.status.and_then(|s| s.selector).unwrap_or_default();
+    let samples = samples(&ctx.client, &namespace, &selector).await;
+    let decision = {
+        let mut histories = ctx.recommendations.lock().unwrap_or_else(|e| e.into_inner());
+        let history = histories.entry(uid(&*hpa)).or_default();
+        autoscaler::decide(&hpa, current, samples, history, now)
+    };
+    let mut status = decision.status;
+    if decision.replicas != current {
+        let patch = json!({ "spec": { "replicas": decision.replicas } });
+        match scales.patch_scale(&target.name, &PatchParams::default(), &Patch::Merge(patch)).await
+        {
+            Ok(_) => {
+                if let Some(event) = &decision.event {
+                    record(&ctx, &*hpa, event).await;
+                }
+            }
+            Err(error) => {
+                let why = format!(
+                    "the HPA controller was unable to update the target scale: {}",
+                    api_message(&error)
+                );
+                status = autoscaler::unable(&hpa, "FailedUpdateScale", &why, now);
+            }
+        }
+    }
+    write_status(&hpas, &hpa, status).await?;
+    Ok(Action::requeue(SYNC))
+}
+
+/// The API of the autoscaler's target kind (any kind with a `scale` subresource), or why there
+/// is none.
+async fn target_api(
+    client: &Client,
+    namespace: &str,
+    target: &k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference,
+) -> std::result::Result<Api<DynamicObject>, String> {
+    let api_version = target.api_version.as_deref().unwrap_or("v1");
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let kind = GroupVersionKind::gvk(group, version, &target.kind);
+    let (resource, _) = kube::discovery::pinned_kind(client, &kind).await.map_err(|error| {
+        format!("the HPA controller was unable to get the target's current scale: no {api_version} {} is served: {error}", target.kind)
+    })?;
+    Ok(Api::namespaced_with(client.clone(), namespace, &resource))
+}
+
+/// The selected pods that count (neither finished nor being deleted), with what they request
+/// and, where `metrics.k8s.io` has a reading, use; `Err` when the readings cannot be had.
+async fn samples(
+    client: &Client,
+    namespace: &str,
+    selector: &str,
+) -> std::result::Result<Vec<PodSample>, String> {
+    let params = ListParams::default().labels(selector);
+    let pods = Api::<Pod>::namespaced(client.clone(), namespace)
+        .list(&params)
+        .await
+        .map_err(|e| format!("unable to get pods: {}", api_message(&e)))?;
+    let path = format!("/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods");
+    let request = kube::core::Request::new(path)
+        .list(&params)
+        .map_err(|e| format!("unable to ask for pod metrics: {e}"))?;
+    let readings: serde_json::Value = client.request(request).await.map_err(|e| {
+        format!("unable to get metrics for resources: unable to fetch metrics from resource metrics API: {}", api_message(&e))
+    })?;
+    let mut usage: BTreeMap<&str, BTreeMap<String, i128>> = BTreeMap::new();
+    for item in readings["items"].as_array().into_iter().flatten() {
+        let name = item["metadata"]["name"].as_str().unwrap_or_default();
+        let summed = usage.entry(name).or_default();
+        for container in item["containers"].as_array().into_iter().flatten() {
+            add(
+                summed,
+                container["usage"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(k, v)| Some((k, v.as_str()?))),
+            );
+        }
+    }
+    Ok(pods
+        .items
+        .iter()
+        .filter(|pod| crate::node::pods::is_active(pod))
+        .map(|pod| {
+            let mut requests = BTreeMap::new();
+            for container in pod.spec.iter().flat_map(|s| &s.containers) {
+                let asked = container.resources.as_ref().and_then(|r| r.requests.as_ref());
+                add(&mut requests, asked.into_iter().flatten().map(|(k, v)| (k, v.0.as_str())));
+            }
+            let name = pod.name_any();
+            PodSample { usage: usage.get(name.as_str()).cloned(), name, requests }
+        })
+        .collect())
+}
+
+/// Adds quantities (by resource name) into `sums`, in milli-units; unreadable ones count nothing.
+fn add<'a>(
+    sums: &mut BTreeMap<String, i128>,
+    quantities: impl Iterator<Item = (&'a String, &'a str)>,
+) {
+    for (resource, value) in quantities {
+        *sums.entry(resource.clone()).or_default() += quantity::parse(value).unwrap_or(0);
+    }
+}
+
+/// Writes the autoscaler's status when it changed.
+async fn write_status(
+    api: &Api<HorizontalPodAutoscaler>,
+    hpa: &HorizontalPodAutoscaler,
+    status: k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus,
+) -> Result<()> {
+    if hpa.status.as_ref() != Some(&status) {
+        let patch = json!({ "status": status });
+        api.patch_status(&hpa.name_any(), &PatchParams::default(), &Patch::Merge(patch)).await?;
+    }
+    Ok(())
+}
