@@ -10,7 +10,7 @@
 //! at most 100 % or 4 pods at a time. Only `Resource` metrics (`cpu`, `memory`) are read, and
 //! `behavior` policies other than `selectPolicy: Disabled` are not applied.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{
@@ -164,6 +164,13 @@ pub fn decide(
     }
     status.conditions = Some(conditions.finish());
     Decision { replicas, status, event }
+}
+
+/// Drops the histories (by autoscaler) that saw no pass for an hour, the longest window there
+/// is: their autoscalers were deleted.
+pub fn forget_stale(histories: &mut HashMap<String, Vec<Recommended>>, now: Timestamp) {
+    let hour = SignedDuration::from_secs(3600);
+    histories.retain(|_, h| h.last().is_some_and(|r| now.duration_since(r.at) < hour));
 }
 
 /// The status of an autoscaler whose target's scale cannot be read or written: `AbleToScale`
@@ -617,6 +624,17 @@ mod tests {
         );
         assert_eq!(conditions[0].last_transition_time, Some(Time(t(5))));
         assert_eq!(status.desired_replicas, 2);
+    }
+
+    #[test]
+    fn the_histories_of_autoscalers_that_stopped_passing_are_forgotten() {
+        let mut histories = HashMap::from([
+            ("live".to_owned(), vec![Recommended { at: t(3590), replicas: 2 }]),
+            ("gone".to_owned(), vec![Recommended { at: t(0), replicas: 2 }]),
+            ("empty".to_owned(), vec![]),
+        ]);
+        forget_stale(&mut histories, t(3600));
+        assert_eq!(histories.keys().collect::<Vec<_>>(), ["live"]);
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub(super) async fn reconcile_autoscaler(
     let samples = samples(&ctx.client, &namespace, &selector).await;
     let decision = {
         let mut histories = ctx.recommendations.lock().unwrap_or_else(|e| e.into_inner());
+        autoscaler::forget_stale(&mut histories, now);
         let history = histories.entry(uid(&*hpa)).or_default();
         autoscaler::decide(&hpa, current, samples, history, now)
     };
