@@ -744,7 +744,11 @@ fn a_statefulset_makes_ordered_pods_with_claims_and_rolls_from_the_top() {
     k.ok(&["patch", "statefulset", "db", "-p", partition]);
     k.ok(&["set", "image", "statefulset/db", "db=postgres:18"]);
     let image = |pod: &str| k.jsonpath("pod", pod, "{.spec.containers[0].image}");
-    eventually(60, "db-2 at the new image", || image("db-2") == "postgres:18");
+    // While the set replaces it, db-2 is stopping, then gone for a moment.
+    eventually(60, "db-2 at the new image", || {
+        let get = ["get", "pod", "db-2", "-o", "jsonpath={.spec.containers[0].image}"];
+        k.kubectl(&get).stdout == b"postgres:18"
+    });
     // kubectl's wait reads the pod, then lists it, and waits for its deletion: it ends only
     // because the simulated pod takes a moment to stop (`--pod-stop-delay`), as a real one
     // does, so the set cannot recreate `db-0` between the read and the list.
