@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `apiVersion` of both kinds.
 pub const API_VERSION: &str = "metrics.k8s.io/v1beta1";
 
 /// A pod's usage: one entry per container.
-#[derive(Serialize, JsonSchema, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct PodMetrics {
     /// `metrics.k8s.io/v1beta1`.
@@ -30,7 +30,7 @@ pub struct PodMetrics {
 }
 
 /// One container's usage.
-#[derive(Serialize, JsonSchema, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
 pub struct ContainerMetrics {
     /// The container's name.
     pub name: String,

@@ -1,6 +1,23 @@
 //! Kubernetes resource quantities (`500m`, `2`, `1.5Gi`, `1e3`) as exact integers of
 //! milli-units, the unit the scheduler compares requests and allocatable in.
 
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+/// Quantities by resource name in milli-units; unreadable ones (the API server refuses them)
+/// are left out.
+pub fn milli_values(list: &BTreeMap<String, Quantity>) -> BTreeMap<String, i128> {
+    list.iter().filter_map(|(k, v)| Some((k.clone(), parse(&v.0).ok()?))).collect()
+}
+
+/// Adds `more` into `total`, resource by resource.
+pub fn add(total: &mut BTreeMap<String, i128>, more: &BTreeMap<String, i128>) {
+    for (resource, value) in more {
+        *total.entry(resource.clone()).or_default() += value;
+    }
+}
+
 /// Why a quantity could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum QuantityError {

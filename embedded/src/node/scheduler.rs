@@ -9,10 +9,9 @@ use std::fmt;
 use k8s_openapi::api::core::v1::{
     Container, Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodSpec, Taint, Toleration,
 };
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::pods::{is_terminal, node_name};
-use super::quantity;
+use super::quantity::{add, milli_values};
 use crate::selectors::{Operator, Requirement};
 
 /// The taint the node lifecycle controller puts on a cordoned node.
@@ -128,17 +127,6 @@ fn container_requests(container: &Container, with_defaults: bool) -> BTreeMap<St
         requests.entry("memory".to_owned()).or_insert(DEFAULT_MILLI_MEMORY);
     }
     requests
-}
-
-/// Quantities in milli-units; unreadable ones (the API server refuses them) are left out.
-fn milli_values(list: &BTreeMap<String, Quantity>) -> BTreeMap<String, i128> {
-    list.iter().filter_map(|(k, v)| Some((k.clone(), quantity::parse(&v.0).ok()?))).collect()
-}
-
-fn add(total: &mut BTreeMap<String, i128>, more: &BTreeMap<String, i128>) {
-    for (resource, value) in more {
-        *total.entry(resource.clone()).or_default() += value;
-    }
 }
 
 fn take_max(total: &mut BTreeMap<String, i128>, other: &BTreeMap<String, i128>) {
@@ -422,6 +410,7 @@ mod tests {
         Affinity, NodeAffinity, NodeCondition, NodeSelector, NodeSpec, NodeStatus, PodStatus,
         ResourceRequirements,
     };
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     use super::*;

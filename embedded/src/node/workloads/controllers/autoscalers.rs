@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use kube::api::DynamicObject;
+use kube::api::{DynamicObject, ObjectList};
 use kube::core::GroupVersionKind;
 
 use super::*;
-use crate::node::quantity;
+use crate::catalog::metrics::PodMetrics;
+use crate::node::quantity::{add, milli_values};
 use crate::node::workloads::autoscaler::{self, PodSample};
 
 /// How often an autoscaler reads its pods again (upstream's default sync period).
@@ -112,22 +113,14 @@ async fn samples(
     let request = kube::core::Request::new(path)
         .list(&params)
         .map_err(|e| format!("unable to ask for pod metrics: {e}"))?;
-    let readings: serde_json::Value = client.request(request).await.map_err(|e| {
+    let readings: ObjectList<PodMetrics> = client.request(request).await.map_err(|e| {
         format!("unable to get metrics for resources: unable to fetch metrics from resource metrics API: {}", api_message(&e))
     })?;
-    let mut usage: BTreeMap<&str, BTreeMap<String, i128>> = BTreeMap::new();
-    for item in readings["items"].as_array().into_iter().flatten() {
-        let name = item["metadata"]["name"].as_str().unwrap_or_default();
-        let summed = usage.entry(name).or_default();
-        for container in item["containers"].as_array().into_iter().flatten() {
-            add(
-                summed,
-                container["usage"]
-                    .as_object()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|(k, v)| Some((k, v.as_str()?))),
-            );
+    let mut usage: BTreeMap<String, BTreeMap<String, i128>> = BTreeMap::new();
+    for reading in readings.items {
+        let summed = usage.entry(reading.metadata.name.unwrap_or_default()).or_default();
+        for container in &reading.containers {
+            add(summed, &milli_values(&container.usage));
         }
     }
     Ok(pods
@@ -138,22 +131,12 @@ async fn samples(
             let mut requests = BTreeMap::new();
             for container in pod.spec.iter().flat_map(|s| &s.containers) {
                 let asked = container.resources.as_ref().and_then(|r| r.requests.as_ref());
-                add(&mut requests, asked.into_iter().flatten().map(|(k, v)| (k, v.0.as_str())));
+                add(&mut requests, &asked.map(milli_values).unwrap_or_default());
             }
             let name = pod.name_any();
-            PodSample { usage: usage.get(name.as_str()).cloned(), name, requests }
+            PodSample { usage: usage.get(&name).cloned(), name, requests }
         })
         .collect())
-}
-
-/// Adds quantities (by resource name) into `sums`, in milli-units; unreadable ones count nothing.
-fn add<'a>(
-    sums: &mut BTreeMap<String, i128>,
-    quantities: impl Iterator<Item = (&'a String, &'a str)>,
-) {
-    for (resource, value) in quantities {
-        *sums.entry(resource.clone()).or_default() += quantity::parse(value).unwrap_or(0);
-    }
 }
 
 /// Writes the autoscaler's status when it changed.
