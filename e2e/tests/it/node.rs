@@ -1,8 +1,8 @@
 //! The local node, driven with kubectl as a user would: Jobs run as processes with logs,
 //! retries and deadlines; Deployments scale and roll; DaemonSets follow nodes; GPUs are never
 //! over-committed; deleting a pod stops its process; a crash of keelson leaves processes running
-//! for the next start to adopt, and nothing running forever; exec, cp and port-forward reach a
-//! running process.
+//! for the next start to adopt, and nothing running forever; exec, cp, attach and port-forward
+//! reach a running process.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -140,17 +140,11 @@ fn kubectl_exec_and_cp_run_beside_a_process_pod() {
     k.ok(&["cp", &format!("{pod}:notes.txt"), &back]);
     assert_eq!(std::fs::read_to_string(&back).unwrap(), "some notes\n");
 
-    // With -t the command gets a terminal (kubectl asks for one only from a terminal: `script`
-    // gives it one).
-    let session = format!("kubectl exec -it {pod} -- sh -c 'tty; exit 4'");
-    let kubectl = k.kubectl_cmd(&[]);
-    let mut terminal = std::process::Command::new("script");
-    terminal.args(["-qec", &session, "/dev/null"]).stdin(Stdio::null());
-    terminal.envs(kubectl.get_envs().filter_map(|(key, value)| Some((key, value?))));
-    let output = terminal.output().unwrap();
-    let out = String::from_utf8_lossy(&output.stdout);
+    // With -t the command gets a terminal.
+    let (code, out) =
+        in_terminal(&k, &format!("kubectl exec -it {pod} -- sh -c 'tty; exit 4'"), "");
     assert!(out.contains("/dev/pts/"), "{out}");
-    assert_eq!(output.status.code(), Some(4), "{out}");
+    assert_eq!(code, Some(4), "{out}");
 
     let missing = k.fails(&["exec", &pod, "--", "no-such-command"]);
     assert!(
@@ -160,6 +154,159 @@ fn kubectl_exec_and_cp_run_beside_a_process_pod() {
     let refused =
         k.fails(&["exec", &pod, "--as=system:serviceaccount:default:default", "--", "ls"]);
     assert!(refused.contains("Forbidden"), "{refused}");
+}
+
+/// Runs the shell command `session` (kubectl, with the test's kubeconfig) on a terminal of its
+/// own, as kubectl asks for a remote terminal only from one: `script` gives it one, and types
+/// `input`. Returns the exit code and what the terminal showed.
+fn in_terminal(k: &Keelson, session: &str, input: &str) -> (Option<i32>, String) {
+    let kubectl = k.kubectl_cmd(&[]);
+    let mut terminal = std::process::Command::new("script");
+    terminal.args(["-qec", session, "/dev/null"]);
+    terminal.envs(kubectl.get_envs().filter_map(|(key, value)| Some((key, value?))));
+    let output = output_with_input(terminal, input);
+    (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// A pod the local node runs as a process, with `container_fields` added to its container.
+fn process_pod(name: &str, container_fields: &str, script: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  annotations:\n    keelson.dev/run-as-process: \"true\"\nspec:\n  restartPolicy: Never\n  containers:\n  - name: main\n    image: busybox\n{container_fields}    command: [sh, -c, {script:?}]\n"
+    )
+}
+
+#[test]
+fn kubectl_attach_and_run_i_and_it_reach_a_process_pod() {
+    let mut k = Keelson::up_with(&FAST);
+    // It writes on both streams until told to stop, then says goodbye and ends.
+    let script = "while [ ! -e stop ]; do echo tick; echo tock >&2; sleep 0.2; done; echo bye";
+    k.apply("ticker.yaml", &process_pod("ticker", "", script));
+    k.ok(&["wait", "--for=condition=Ready", "pod/ticker", "--timeout=60s"]);
+    // Its supervisor serves attaching clients across a crash of keelson.
+    k.kill();
+    k.start();
+    let mut attach = k
+        .kubectl_cmd(&["attach", "ticker"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(attach.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    if line.is_empty() {
+        let mut err = String::new();
+        attach.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        panic!("kubectl attach printed nothing: {err}");
+    }
+    assert_eq!(line, "tick\n", "the output arrives live");
+    k.ok(&["exec", "ticker", "--", "touch", "stop"]);
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert!(rest.ends_with("bye\n"), "{rest}");
+    let mut err = String::new();
+    attach.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(err.contains("tock"), "stderr is carried apart: {err}");
+    assert!(attach.wait().unwrap().success(), "attach ends with the program");
+    let forbidden = k.fails(&["attach", "ticker", "--as=system:serviceaccount:default:default"]);
+    assert!(forbidden.contains("Forbidden"), "{forbidden}");
+
+    // kubectl run -i feeds the new pod's input, and --rm removes the pod afterwards.
+    let run = ["run", "-i", "--rm", "echo", "--image=busybox", "--restart=Never"];
+    let annotation = "--annotations=keelson.dev/run-as-process=true";
+    let command = ["--", "sh", "-c", "read line; echo got $line"];
+    let (code, out, err) =
+        kubectl_with_input(&k, &[&run[..], &[annotation], &command].concat(), "hello\n");
+    assert_eq!((code, out.as_str()), (Some(0), "got hello\npod \"echo\" deleted\n"), "{err}");
+    assert!(k.fails(&["get", "pod", "echo"]).contains("NotFound"));
+
+    // kubectl run -it gives it a terminal, and exits with its exit code.
+    let session = format!(
+        "kubectl run -it --rm shell --image=busybox --restart=Never {annotation} -- sh -c 'read x; tty; echo typed $x; exit 3'"
+    );
+    let (code, out) = in_terminal(&k, &session, "abc\n");
+    assert!(out.contains("/dev/pts/") && out.contains("typed abc"), "{out}");
+    assert_eq!(code, Some(3), "{out}");
+
+    // A simulated pod has nothing to attach to, and says so.
+    k.ok(&["create", "deployment", "sim", "--image=nginx"]);
+    k.ok(&["wait", "--for=condition=Available", "deployment/sim", "--timeout=60s"]);
+    let refused = k.fails(&["attach", "deployment/sim"]);
+    assert!(refused.contains("cannot attach to pod") && refused.contains("simulated"), "{refused}");
+}
+
+#[test]
+fn kubectl_logs_of_a_crash_looping_container_show_its_last_run() {
+    let k = Keelson::up_with(&FAST);
+    let pod = process_pod("crasher", "", "echo run at $(date +%s%N); exit 1")
+        .replace("restartPolicy: Never", "restartPolicy: Always");
+    k.apply("crasher.yaml", &pod);
+    let waiting = "{.status.containerStatuses[0].state.waiting.reason}";
+    eventually(30, "the back-off", || k.jsonpath("pod", "crasher", waiting) == "CrashLoopBackOff");
+    let logs = k.ok(&["logs", "crasher"]);
+    assert!(logs.starts_with("run at "), "{logs}");
+    assert_eq!(k.ok(&["logs", "crasher", "--previous"]), logs, "the last run is the previous one");
+    assert_eq!(k.ok(&["logs", "-f", "crasher"]), logs, "following an ended run ends");
+}
+
+#[test]
+fn kubectl_debug_adds_a_container_that_runs_beside_a_process_pod() {
+    let k = Keelson::up_with(&FAST);
+    // Its probe and its environment's sources travel with a copy of it, which kubectl creates
+    // in protobuf.
+    let fields = "    env:\n    - name: POD\n      valueFrom: {fieldRef: {fieldPath: metadata.name}}\n    readinessProbe: {exec: {command: [\"true\"]}, periodSeconds: 5}\n";
+    k.apply("app.yaml", &process_pod("app", fields, "sleep 300"));
+    k.ok(&["wait", "--for=condition=Ready", "pod/app", "--timeout=60s"]);
+
+    // An interactive debugging container: a terminal, and its end recorded.
+    let debug = "kubectl debug -it app --image=busybox --target=main -c shell -- sh -c 'read x; echo typed $x on $HOSTNAME; exit 5'";
+    let (_, out) = in_terminal(&k, debug, "abc\n");
+    assert!(out.contains("typed abc on app"), "it runs as the pod's process does: {out}");
+    let ended = "{.status.ephemeralContainerStatuses[0].state.terminated.exitCode}";
+    eventually(30, "the debugger's end", || k.jsonpath("pod", "app", ended) == "5");
+
+    // One that runs on its own, with its log; the pod runs on, and the first stays ended.
+    k.ok(&["debug", "app", "--image=busybox", "-c", "note", "--", "sh", "-c", "echo noted"]);
+    eventually(30, "the second debugger's log", || {
+        k.kubectl_cmd(&["logs", "app", "-c", "note"])
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout) == "noted\n")
+    });
+    assert_eq!(k.jsonpath("pod", "app", "{.status.phase}"), "Running");
+    assert_eq!(k.jsonpath("pod", "app", ended), "5", "an ephemeral container runs once");
+
+    // What an ephemeral container may not have is refused, field by field.
+    let ports = r#"{"spec":{"ephemeralContainers":[{"name":"web","image":"nginx","ports":[{"containerPort":80}]}]}}"#;
+    let refused =
+        k.fails(&["patch", "pod", "app", "--subresource=ephemeralcontainers", "-p", ports]);
+    assert!(
+        refused.contains("ports: Forbidden: cannot be set for an Ephemeral Container"),
+        "{refused}"
+    );
+
+    // A debugging copy of the pod (created in protobuf, as kubectl's typed clients do) keeps
+    // its annotations under the legacy profile (the others drop them), so it runs as processes
+    // too, the debugger beside the original container.
+    let copy = ["debug", "app", "--copy-to=app-copy", "--image=busybox", "--profile=legacy"];
+    k.ok(&[&copy[..], &["--", "sleep", "60"]].concat());
+    k.ok(&["wait", "--for=condition=Ready", "pod/app-copy", "--timeout=60s"]);
+    let ids = k.jsonpath("pod", "app-copy", "{.status.containerStatuses[*].containerID}");
+    assert_eq!(ids.matches("process://").count(), 2, "{ids}");
+    let probe = "{.spec.containers[0].readinessProbe.periodSeconds}";
+    assert_eq!(k.jsonpath("pod", "app-copy", probe), "5");
+    // A node debugger pod (host namespaces, the root file system at /host) is made.
+    let node = k.ok(&["get", "nodes", "-o", "name"]).lines().next().unwrap().to_owned();
+    let made = k.ok(&["debug", &node, "--image=busybox", "--profile=sysadmin", "--", "true"]);
+    assert!(made.contains("Creating debugging pod node-debugger-"), "{made}");
+
+    // A simulated pod's debugger is simulated too: it shows running.
+    k.ok(&["create", "deployment", "sim", "--image=nginx"]);
+    k.ok(&["wait", "--for=condition=Available", "deployment/sim", "--timeout=60s"]);
+    let sim = k.ok(&["get", "pods", "-l", "app=sim", "-o", "name"]).trim().to_owned();
+    k.ok(&["debug", &sim, "--image=busybox", "-c", "look", "--", "sleep", "60"]);
+    let running = "{.status.ephemeralContainerStatuses[0].state.running.startedAt}";
+    let sim = sim.trim_start_matches("pod/");
+    eventually(30, "the simulated debugger to run", || !k.jsonpath("pod", sim, running).is_empty());
 }
 
 /// Binds `view` to the default namespace's default service account.
@@ -596,11 +743,11 @@ fn nodes_are_ready_with_leases_simulated_pods_honour_readiness_gates_and_claims_
         r#"[{"op":"add","path":"/status/conditions/-","value":{"type":"example.com/ready","status":"True"}}]"#,
     ]);
     eventually(30, "the pod to be ready", || ready() == "True");
-    // Pods carry upstream's defaults, which kubectl reads unchecked: `kubectl debug` refuses
-    // plainly (ephemeral containers are not served) instead of crashing.
+    // Pods carry upstream's defaults, which kubectl reads unchecked: `kubectl debug`'s
+    // profiles read the pod's securityContext.
     assert_eq!(k.jsonpath("pod", "gated", "{.spec.securityContext}"), "{}");
-    let refused = k.fails(&["debug", "gated", "--image=busybox", "--profile=general"]);
-    assert!(refused.contains("ephemeral containers are disabled"), "{refused}");
+    let debugged = k.ok(&["debug", "gated", "--image=busybox", "--profile=general"]);
+    assert!(debugged.contains("Defaulting debug container name"), "{debugged}");
     // Deleted, it is Terminating while its containers stop, then it goes.
     k.ok(&["delete", "pod", "gated", "--wait=false"]);
     let listed = k.ok(&["get", "pod", "gated"]);

@@ -191,7 +191,9 @@ fn event_columns() -> Vec<PrinterColumn> {
 }
 
 pub(super) fn all() -> Vec<ResourceInfo> {
-    use Subresource::{Eviction, Log, Status, Token};
+    use Subresource::{
+        Attach, EphemeralContainers, Eviction, Exec, Log, PortForward, Status, Token,
+    };
     let pod_fields = [
         "spec.nodeName",
         "spec.restartPolicy",
@@ -325,7 +327,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("", "pods", "pod", "Pod", true)
             .short(&["po"])
             .all_category()
-            .subs(vec![Status, Log, Eviction])
+            .subs(vec![Status, Log, Eviction, Attach, Exec, PortForward, EphemeralContainers])
             .cols(vec![
                 col(
                     "Ready",

@@ -133,10 +133,19 @@ pub enum Subresource {
     Token,
     /// `/eviction` (pods only): deletes the pod if its disruption budget allows.
     Eviction,
+    /// `/attach` (pods only): a stream to a container's process, served by a route of its own.
+    Attach,
+    /// `/exec` (pods only): a command beside a container's process, served by a route of its
+    /// own.
+    Exec,
+    /// `/portforward` (pods only): connections to a pod's ports, served by a route of its own.
+    PortForward,
+    /// `/ephemeralcontainers` (pods only): the pod, whose ephemeral containers writes add to.
+    EphemeralContainers,
 }
 
 impl Subresource {
-    /// The URL segment of the subresource (`status`, `scale`, `log`, `token`, `eviction`).
+    /// The URL segment of the subresource (`status`, `scale`, `log`, `token`, `eviction`, ...).
     pub fn name(&self) -> &'static str {
         match self {
             Subresource::Status => "status",
@@ -144,6 +153,10 @@ impl Subresource {
             Subresource::Log => "log",
             Subresource::Token => "token",
             Subresource::Eviction => "eviction",
+            Subresource::Attach => "attach",
+            Subresource::Exec => "exec",
+            Subresource::PortForward => "portforward",
+            Subresource::EphemeralContainers => "ephemeralcontainers",
         }
     }
 
@@ -154,16 +167,25 @@ impl Subresource {
             Subresource::Scale { .. } => Some(("autoscaling", "v1", "Scale")),
             Subresource::Token => Some(("authentication.k8s.io", "v1", "TokenRequest")),
             Subresource::Eviction => Some(("policy", "v1", "Eviction")),
-            Subresource::Status | Subresource::Log => None,
+            Subresource::Attach => Some(("", "v1", "PodAttachOptions")),
+            Subresource::Exec => Some(("", "v1", "PodExecOptions")),
+            Subresource::PortForward => Some(("", "v1", "PodPortForwardOptions")),
+            Subresource::Status | Subresource::Log | Subresource::EphemeralContainers => None,
         }
     }
 
     /// Verbs served on the subresource.
     pub fn verbs(&self) -> &'static [&'static str] {
         match self {
-            Subresource::Status | Subresource::Scale { .. } => &["get", "patch", "update"],
+            Subresource::Status | Subresource::Scale { .. } | Subresource::EphemeralContainers => {
+                &["get", "patch", "update"]
+            }
             Subresource::Log => &["get"],
             Subresource::Token | Subresource::Eviction => &["create"],
+            // WebSocket upgrades are GETs; SPDY's were POSTs.
+            Subresource::Attach | Subresource::Exec | Subresource::PortForward => {
+                &["create", "get"]
+            }
         }
     }
 }

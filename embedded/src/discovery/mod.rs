@@ -224,8 +224,11 @@ fn legacy_resource(info: &ResourceInfo) -> Vec<Value> {
             "verbs": sub.verbs(),
         });
         if let Some((group, version, kind)) = sub.other_kind() {
-            entry["group"] = json!(group);
-            entry["version"] = json!(version);
+            // Group and version are written only where they differ from the resource's.
+            if (group, version) != (info.group.as_str(), info.version.as_str()) {
+                entry["group"] = json!(group);
+                entry["version"] = json!(version);
+            }
             entry["kind"] = json!(kind);
         }
         out.push(entry);

@@ -103,6 +103,15 @@ fn legacy_documents() {
         (&eviction["group"], &eviction["version"], &eviction["kind"], &eviction["verbs"]),
         (&json!("policy"), &json!("v1"), &json!("Eviction"), &json!(["create"]))
     );
+    // The streams kubectl exec, attach and port-forward open, in the core group itself.
+    let exec = resource(&core, "pods/exec");
+    assert_eq!(
+        (&exec["kind"], &exec["verbs"]),
+        (&json!("PodExecOptions"), &json!(["create", "get"]))
+    );
+    assert!(exec.get("group").is_none() && exec.get("version").is_none(), "{exec}");
+    assert_eq!(resource(&core, "pods/attach")["kind"], "PodAttachOptions");
+    assert_eq!(resource(&core, "pods/portforward")["kind"], "PodPortForwardOptions");
     assert_eq!(resource(&core, "namespaces")["namespaced"], false);
     assert!(resource(&core, "configmaps").get("shortNames").is_some());
     assert!(resource(&core, "secrets").get("shortNames").is_none());
@@ -201,7 +210,10 @@ fn aggregated_documents() {
         .iter()
         .map(|s| s["subresource"].as_str().unwrap())
         .collect();
-    assert_eq!(subs, ["status", "log", "eviction"]);
+    assert_eq!(
+        subs,
+        ["status", "log", "eviction", "attach", "exec", "portforward", "ephemeralcontainers"]
+    );
 
     let apis = apis_root(&infos, DiscoveryFormat::AggregatedV2Beta1);
     assert_eq!(apis["apiVersion"], "apidiscovery.k8s.io/v2beta1");

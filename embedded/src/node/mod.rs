@@ -94,6 +94,7 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
         events: workloads::EventLog::new(client.clone()),
         job_backoff: options.job_backoff,
         recommendations: Default::default(),
+        scale_targets: Default::default(),
     })));
     let kubelet = kubelet::Kubelet::spawn(
         client,

@@ -332,7 +332,13 @@ pub(crate) fn add_paths(paths: &mut Map<String, Value>, info: &ResourceInfo) {
                 &ref_to(super::SCALE),
                 false,
             ),
-            Subresource::Log | Subresource::Token | Subresource::Eviction => {}
+            Subresource::Log
+            | Subresource::Token
+            | Subresource::Eviction
+            | Subresource::Attach
+            | Subresource::Exec
+            | Subresource::PortForward
+            | Subresource::EphemeralContainers => {}
         }
     }
     if info.subresource("log").is_some() {

@@ -1,16 +1,21 @@
 //! Conversions of the `v1` (core) kinds kubectl creates over protobuf (`Namespace`, `ConfigMap`,
-//! `Secret`, `ServiceAccount`, `Service`, `ResourceQuota`) and of the pod template a
-//! `Deployment` or a `Job` carries.
+//! `Secret`, `ServiceAccount`, `Service`, `ResourceQuota`, and the `Pod`s of `kubectl debug
+//! node/…` and `kubectl debug --copy-to`) and of the pod template a `Deployment` or a `Job`
+//! carries.
 
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_pb::api::core::v1::{
-    ConfigMap, Container, ContainerPort, EnvVar, LoadBalancerStatus, LocalObjectReference,
-    Namespace, NamespaceSpec, NamespaceStatus, PodSecurityContext, PodSpec, PodTemplateSpec,
-    ResourceQuota, ResourceQuotaSpec, ResourceQuotaStatus, ResourceRequirements, Secret, Service,
-    ServiceAccount, ServicePort, ServiceSpec, ServiceStatus,
+    Capabilities, ConfigMap, ConfigMapEnvSource, ConfigMapKeySelector, Container, ContainerPort,
+    EnvFromSource, EnvVar, EnvVarSource, ExecAction, GrpcAction, HostPathVolumeSource,
+    HttpGetAction, HttpHeader, LoadBalancerStatus, LocalObjectReference, Namespace, NamespaceSpec,
+    NamespaceStatus, ObjectFieldSelector, Pod, PodSecurityContext, PodSpec, PodStatus,
+    PodTemplateSpec, Probe, ProbeHandler, ResourceFieldSelector, ResourceQuota, ResourceQuotaSpec,
+    ResourceQuotaStatus, ResourceRequirements, SeccompProfile, Secret, SecretEnvSource,
+    SecretKeySelector, SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec,
+    ServiceStatus, TcpSocketAction, Toleration, Volume, VolumeMount, VolumeSource,
 };
 use serde_json::{Map, Value};
 
@@ -34,6 +39,65 @@ pub(crate) fn resource_quota(quota: ResourceQuota, ctx: &mut Ctx) -> Map<String,
     out.put("spec", spec);
     out.put("status", Object::default());
     out.into()
+}
+
+/// A `Pod`, as `kubectl debug` creates one; its status must be empty.
+pub(crate) fn pod(pod: Pod, ctx: &mut Ctx) -> Map<String, Value> {
+    let Pod { metadata, spec, status } = pod;
+    empty_pod_status(status.unwrap_or_default(), ctx);
+    let mut out = Object::default();
+    out.put("metadata", object_meta(metadata, ctx, "metadata"));
+    out.put("spec", pod_spec(spec.unwrap_or_default(), ctx, "spec"));
+    out.put("status", Object::default());
+    out.into()
+}
+
+/// Records every set field of a new pod's status, which must have none (Go writes the zero
+/// ones).
+fn empty_pod_status(status: PodStatus, ctx: &mut Ctx) {
+    let PodStatus {
+        observed_generation,
+        phase,
+        conditions,
+        message,
+        reason,
+        nominated_node_name,
+        host_ip,
+        host_ips,
+        pod_ip,
+        pod_ips,
+        start_time,
+        init_container_statuses,
+        container_statuses,
+        qos_class,
+        ephemeral_container_statuses,
+        resize,
+        resource_claim_statuses,
+        extended_resource_claim_status,
+        allocated_resources,
+        resources,
+    } = status;
+    let path = "status";
+    ctx.unmapped_value(path, "observedGeneration", &observed_generation);
+    ctx.unmapped_value(path, "phase", &phase);
+    ctx.unmapped_entries(path, "conditions", &conditions);
+    ctx.unmapped_value(path, "message", &message);
+    ctx.unmapped_value(path, "reason", &reason);
+    ctx.unmapped_value(path, "nominatedNodeName", &nominated_node_name);
+    ctx.unmapped_value(path, "hostIP", &host_ip);
+    ctx.unmapped_entries(path, "hostIPs", &host_ips);
+    ctx.unmapped_value(path, "podIP", &pod_ip);
+    ctx.unmapped_entries(path, "podIPs", &pod_ips);
+    ctx.unmapped_pointer(path, "startTime", &start_time);
+    ctx.unmapped_entries(path, "initContainerStatuses", &init_container_statuses);
+    ctx.unmapped_entries(path, "containerStatuses", &container_statuses);
+    ctx.unmapped_value(path, "qosClass", &qos_class);
+    ctx.unmapped_entries(path, "ephemeralContainerStatuses", &ephemeral_container_statuses);
+    ctx.unmapped_value(path, "resize", &resize);
+    ctx.unmapped_entries(path, "resourceClaimStatuses", &resource_claim_statuses);
+    ctx.unmapped_pointer(path, "extendedResourceClaimStatus", &extended_resource_claim_status);
+    ctx.unmapped_entries(path, "allocatedResources", &allocated_resources);
+    ctx.unmapped_pointer(path, "resources", &resources);
 }
 
 /// A `Namespace`.
@@ -228,20 +292,13 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
         hostname_override,
         workload_ref,
     } = spec;
-    ctx.unmapped_entries(path, "volumes", &volumes);
     ctx.unmapped_entries(path, "initContainers", &init_containers);
     ctx.unmapped_entries(path, "ephemeralContainers", &ephemeral_containers);
     ctx.unmapped_pointer(path, "activeDeadlineSeconds", &active_deadline_seconds);
-    ctx.unmapped_value(path, "nodeName", &node_name);
-    ctx.unmapped_value(path, "hostNetwork", &host_network);
-    ctx.unmapped_value(path, "hostPID", &host_pid);
-    ctx.unmapped_value(path, "hostIPC", &host_ipc);
-    ctx.unmapped_pointer(path, "shareProcessNamespace", &share_process_namespace);
     ctx.unmapped_entries(path, "imagePullSecrets", &image_pull_secrets);
     ctx.unmapped_value(path, "hostname", &hostname);
     ctx.unmapped_value(path, "subdomain", &subdomain);
     ctx.unmapped_pointer(path, "affinity", &affinity);
-    ctx.unmapped_entries(path, "tolerations", &tolerations);
     ctx.unmapped_entries(path, "hostAliases", &host_aliases);
     ctx.unmapped_value(path, "priorityClassName", &priority_class_name);
     ctx.unmapped_pointer(path, "priority", &priority);
@@ -264,7 +321,12 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
         .enumerate()
         .map(|(i, container)| self::container(container, ctx, &item(path, "containers", i)))
         .collect();
+    let volumes = volumes.into_iter().enumerate();
     let mut out = Object::default();
+    out.items(
+        "volumes",
+        volumes.map(|(i, volume)| self::volume(volume, ctx, &item(path, "volumes", i))).collect(),
+    );
     // Not `omitempty` in Go: a nil slice is written as `null`.
     out.put("containers", if containers.is_empty() { Value::Null } else { containers.into() });
     out.omitempty("restartPolicy", restart_policy);
@@ -274,6 +336,11 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
     out.omitempty("serviceAccountName", service_account_name);
     out.omitempty("serviceAccount", service_account);
     out.pointer("automountServiceAccountToken", automount_service_account_token);
+    out.omitempty("nodeName", node_name);
+    out.omitempty("hostNetwork", host_network);
+    out.omitempty("hostPID", host_pid);
+    out.omitempty("hostIPC", host_ipc);
+    out.pointer("shareProcessNamespace", share_process_namespace);
     if let Some(context) = security_context {
         out.put(
             "securityContext",
@@ -281,11 +348,66 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
         );
     }
     out.omitempty("schedulerName", scheduler_name);
+    out.items("tolerations", tolerations.into_iter().map(toleration).collect());
     out.pointer("enableServiceLinks", enable_service_links);
     out.into()
 }
 
-/// A `PodSecurityContext`: only an empty one (`{}`, what servers default it to) is supported.
+/// An item of a pod's `volumes`: only a `hostPath` one (what `kubectl debug node/…` mounts).
+fn volume(volume: Volume, ctx: &mut Ctx, path: &str) -> Value {
+    let Volume { name, volume_source } = volume;
+    let mut source = volume_source.unwrap_or_default();
+    let host_path = source.host_path.take();
+    if source != VolumeSource::default() {
+        ctx.unsupported(path);
+    }
+    let mut out = Object::default();
+    out.always("name", name);
+    if let Some(HostPathVolumeSource { path: host, r#type }) = host_path {
+        let mut source = Object::default();
+        source.always("path", host);
+        source.pointer("type", r#type);
+        out.put("hostPath", source);
+    }
+    out.into()
+}
+
+/// An item of a pod's `tolerations`.
+fn toleration(toleration: Toleration) -> Value {
+    let Toleration { key, operator, value, effect, toleration_seconds } = toleration;
+    let mut out = Object::default();
+    out.omitempty("key", key);
+    out.omitempty("operator", operator);
+    out.omitempty("value", value);
+    out.omitempty("effect", effect);
+    out.pointer("tolerationSeconds", toleration_seconds);
+    out.into()
+}
+
+/// An item of a container's `volumeMounts`.
+fn volume_mount(mount: VolumeMount, ctx: &mut Ctx, path: &str) -> Value {
+    let VolumeMount {
+        name,
+        read_only,
+        recursive_read_only,
+        mount_path,
+        sub_path,
+        mount_propagation,
+        sub_path_expr,
+    } = mount;
+    ctx.unmapped_pointer(path, "recursiveReadOnly", &recursive_read_only);
+    ctx.unmapped_pointer(path, "mountPropagation", &mount_propagation);
+    let mut out = Object::default();
+    out.always("name", name);
+    out.omitempty("readOnly", read_only);
+    out.always("mountPath", mount_path);
+    out.omitempty("subPath", sub_path);
+    out.omitempty("subPathExpr", sub_path_expr);
+    out.into()
+}
+
+/// A `PodSecurityContext`: who the pod runs as and its seccomp profile (what `kubectl debug`'s
+/// profiles set).
 fn pod_security_context(context: PodSecurityContext, ctx: &mut Ctx, path: &str) -> Value {
     let PodSecurityContext {
         se_linux_options,
@@ -304,22 +426,74 @@ fn pod_security_context(context: PodSecurityContext, ctx: &mut Ctx, path: &str) 
     } = context;
     ctx.unmapped_pointer(path, "seLinuxOptions", &se_linux_options);
     ctx.unmapped_pointer(path, "windowsOptions", &windows_options);
-    ctx.unmapped_pointer(path, "runAsUser", &run_as_user);
-    ctx.unmapped_pointer(path, "runAsGroup", &run_as_group);
-    ctx.unmapped_pointer(path, "runAsNonRoot", &run_as_non_root);
     ctx.unmapped_entries(path, "supplementalGroups", &supplemental_groups);
     ctx.unmapped_pointer(path, "supplementalGroupsPolicy", &supplemental_groups_policy);
     ctx.unmapped_pointer(path, "fsGroup", &fs_group);
     ctx.unmapped_entries(path, "sysctls", &sysctls);
     ctx.unmapped_pointer(path, "fsGroupChangePolicy", &fs_group_change_policy);
-    ctx.unmapped_pointer(path, "seccompProfile", &seccomp_profile);
     ctx.unmapped_pointer(path, "appArmorProfile", &app_armor_profile);
     ctx.unmapped_pointer(path, "seLinuxChangePolicy", &se_linux_change_policy);
-    Object::default().into()
+    let mut out = Object::default();
+    out.pointer("runAsUser", run_as_user);
+    out.pointer("runAsGroup", run_as_group);
+    out.pointer("runAsNonRoot", run_as_non_root);
+    if let Some(profile) = seccomp_profile {
+        out.put("seccompProfile", self::seccomp_profile(profile));
+    }
+    out.into()
 }
 
-/// A `Container`: name, image, command, args, ports, env (plain values), resources, the
-/// termination message's path and policy, and `imagePullPolicy`.
+/// A container's `SecurityContext`: capabilities, privilege, who it runs as, its root file
+/// system and seccomp profile (what `kubectl debug`'s profiles set).
+fn security_context(context: SecurityContext, ctx: &mut Ctx, path: &str) -> Value {
+    let SecurityContext {
+        capabilities,
+        privileged,
+        se_linux_options,
+        windows_options,
+        run_as_user,
+        run_as_group,
+        run_as_non_root,
+        read_only_root_filesystem,
+        allow_privilege_escalation,
+        proc_mount,
+        seccomp_profile,
+        app_armor_profile,
+    } = context;
+    ctx.unmapped_pointer(path, "seLinuxOptions", &se_linux_options);
+    ctx.unmapped_pointer(path, "windowsOptions", &windows_options);
+    ctx.unmapped_pointer(path, "procMount", &proc_mount);
+    ctx.unmapped_pointer(path, "appArmorProfile", &app_armor_profile);
+    let mut out = Object::default();
+    if let Some(Capabilities { add, drop }) = capabilities {
+        let mut capabilities = Object::default();
+        capabilities.items("add", add);
+        capabilities.items("drop", drop);
+        out.put("capabilities", capabilities);
+    }
+    out.pointer("privileged", privileged);
+    out.pointer("runAsUser", run_as_user);
+    out.pointer("runAsGroup", run_as_group);
+    out.pointer("runAsNonRoot", run_as_non_root);
+    out.pointer("readOnlyRootFilesystem", read_only_root_filesystem);
+    out.pointer("allowPrivilegeEscalation", allow_privilege_escalation);
+    if let Some(profile) = seccomp_profile {
+        out.put("seccompProfile", self::seccomp_profile(profile));
+    }
+    out.into()
+}
+
+fn seccomp_profile(profile: SeccompProfile) -> Value {
+    let SeccompProfile { r#type, localhost_profile } = profile;
+    let mut out = Object::default();
+    out.always("type", r#type);
+    out.pointer("localhostProfile", localhost_profile);
+    out.into()
+}
+
+/// A `Container`: name, image, command, args, ports, environment (values, sources and
+/// `envFrom`), resources, probes, volume mounts, security context, the termination message's
+/// path and policy, `imagePullPolicy`, and stdin and terminal.
 fn container(container: Container, ctx: &mut Ctx, path: &str) -> Value {
     let Container {
         name,
@@ -349,21 +523,13 @@ fn container(container: Container, ctx: &mut Ctx, path: &str) -> Value {
         tty,
     } = container;
     ctx.unmapped_value(path, "workingDir", &working_dir);
-    ctx.unmapped_entries(path, "envFrom", &env_from);
     ctx.unmapped_entries(path, "resizePolicy", &resize_policy);
     ctx.unmapped_pointer(path, "restartPolicy", &restart_policy);
     ctx.unmapped_entries(path, "restartPolicyRules", &restart_policy_rules);
-    ctx.unmapped_entries(path, "volumeMounts", &volume_mounts);
     ctx.unmapped_entries(path, "volumeDevices", &volume_devices);
-    ctx.unmapped_pointer(path, "livenessProbe", &liveness_probe);
-    ctx.unmapped_pointer(path, "readinessProbe", &readiness_probe);
-    ctx.unmapped_pointer(path, "startupProbe", &startup_probe);
     ctx.unmapped_pointer(path, "lifecycle", &lifecycle);
-    ctx.unmapped_pointer(path, "securityContext", &security_context);
-    ctx.unmapped_value(path, "stdin", &stdin);
-    ctx.unmapped_value(path, "stdinOnce", &stdin_once);
-    ctx.unmapped_value(path, "tty", &tty);
     let ports = ports.into_iter().enumerate();
+    let mounts = volume_mounts.into_iter().enumerate();
     let env = env.into_iter().enumerate();
     let mut out = Object::default();
     out.always("name", name);
@@ -374,12 +540,34 @@ fn container(container: Container, ctx: &mut Ctx, path: &str) -> Value {
         "ports",
         ports.map(|(i, port)| container_port(port, ctx, &item(path, "ports", i))).collect(),
     );
+    out.items("envFrom", env_from.into_iter().map(self::env_from).collect());
     out.items("env", env.map(|(i, var)| env_var(var, ctx, &item(path, "env", i))).collect());
     let resources = resources.unwrap_or_default();
     out.put("resources", resource_requirements(resources, ctx, &join(path, "resources")));
+    let probes = [
+        ("livenessProbe", liveness_probe),
+        ("readinessProbe", readiness_probe),
+        ("startupProbe", startup_probe),
+    ];
+    for (name, found) in probes {
+        if let Some(found) = found {
+            out.put(name, probe(found, ctx, &join(path, name)));
+        }
+    }
+    out.items(
+        "volumeMounts",
+        mounts.map(|(i, m)| volume_mount(m, ctx, &item(path, "volumeMounts", i))).collect(),
+    );
     out.omitempty("terminationMessagePath", termination_message_path);
     out.omitempty("terminationMessagePolicy", termination_message_policy);
     out.omitempty("imagePullPolicy", image_pull_policy);
+    if let Some(context) = security_context {
+        let path = join(path, "securityContext");
+        out.put("securityContext", self::security_context(context, ctx, &path));
+    }
+    out.omitempty("stdin", stdin);
+    out.omitempty("stdinOnce", stdin_once);
+    out.omitempty("tty", tty);
     out.into()
 }
 
@@ -395,13 +583,140 @@ fn container_port(port: ContainerPort, ctx: &mut Ctx, path: &str) -> Value {
     out.into()
 }
 
-/// An item of a container's `env` with a plain `value` (no `valueFrom`).
+/// An item of a container's `env`: a plain `value`, or one taken from a field of the pod, a
+/// resource of a container, a ConfigMap or a Secret.
 fn env_var(var: EnvVar, ctx: &mut Ctx, path: &str) -> Value {
     let EnvVar { name, value, value_from } = var;
-    ctx.unmapped_pointer(path, "valueFrom", &value_from);
     let mut out = Object::default();
     out.always("name", name);
     out.omitempty("value", value);
+    if let Some(source) = value_from {
+        out.put("valueFrom", env_var_source(source, ctx, &join(path, "valueFrom")));
+    }
+    out.into()
+}
+
+fn env_var_source(source: EnvVarSource, ctx: &mut Ctx, path: &str) -> Value {
+    let EnvVarSource {
+        field_ref,
+        resource_field_ref,
+        config_map_key_ref,
+        secret_key_ref,
+        file_key_ref,
+    } = source;
+    ctx.unmapped_pointer(path, "fileKeyRef", &file_key_ref);
+    let mut out = Object::default();
+    if let Some(ObjectFieldSelector { api_version, field_path }) = field_ref {
+        let mut field = Object::default();
+        field.omitempty("apiVersion", api_version);
+        field.always("fieldPath", field_path);
+        out.put("fieldRef", field);
+    }
+    if let Some(ResourceFieldSelector { container_name, resource, divisor }) = resource_field_ref {
+        let mut field = Object::default();
+        field.omitempty("containerName", container_name);
+        field.always("resource", resource);
+        // A struct in Go, so written even when zero.
+        field.put("divisor", divisor.and_then(|q| q.string).unwrap_or_else(|| "0".into()));
+        out.put("resourceFieldRef", field);
+    }
+    if let Some(ConfigMapKeySelector { local_object_reference, key, optional }) = config_map_key_ref
+    {
+        out.put("configMapKeyRef", key_selector(local_object_reference, key, optional));
+    }
+    if let Some(SecretKeySelector { local_object_reference, key, optional }) = secret_key_ref {
+        out.put("secretKeyRef", key_selector(local_object_reference, key, optional));
+    }
+    out.into()
+}
+
+/// A key of a named ConfigMap or Secret.
+fn key_selector(
+    reference: Option<LocalObjectReference>,
+    key: Option<String>,
+    optional: Option<bool>,
+) -> Value {
+    let mut out = Object::default();
+    out.omitempty("name", reference.and_then(|r| r.name));
+    out.always("key", key);
+    out.pointer("optional", optional);
+    out.into()
+}
+
+/// An item of a container's `envFrom`: every key of a ConfigMap or a Secret.
+fn env_from(source: EnvFromSource) -> Value {
+    let EnvFromSource { prefix, config_map_ref, secret_ref } = source;
+    let reference = |reference: Option<LocalObjectReference>, optional: Option<bool>| {
+        let mut out = Object::default();
+        out.omitempty("name", reference.and_then(|r| r.name));
+        out.pointer("optional", optional);
+        out
+    };
+    let mut out = Object::default();
+    out.omitempty("prefix", prefix);
+    if let Some(ConfigMapEnvSource { local_object_reference, optional }) = config_map_ref {
+        out.put("configMapRef", reference(local_object_reference, optional));
+    }
+    if let Some(SecretEnvSource { local_object_reference, optional }) = secret_ref {
+        out.put("secretRef", reference(local_object_reference, optional));
+    }
+    out.into()
+}
+
+/// A container's liveness, readiness or startup probe.
+fn probe(probe: Probe, ctx: &mut Ctx, path: &str) -> Value {
+    let Probe {
+        handler,
+        initial_delay_seconds,
+        timeout_seconds,
+        period_seconds,
+        success_threshold,
+        failure_threshold,
+        termination_grace_period_seconds,
+    } = probe;
+    let ProbeHandler { exec, http_get, tcp_socket, grpc } = handler.unwrap_or_default();
+    let mut out = Object::default();
+    if let Some(ExecAction { command }) = exec {
+        let mut action = Object::default();
+        action.items("command", command);
+        out.put("exec", action);
+    }
+    if let Some(HttpGetAction { path: url_path, port, host, scheme, http_headers }) = http_get {
+        let mut action = Object::default();
+        action.omitempty("path", url_path);
+        let port = port.map(|p| int_or_string(p, ctx, &join(path, "httpGet.port")));
+        action.put("port", port.unwrap_or(Value::from(0)));
+        action.omitempty("host", host);
+        action.omitempty("scheme", scheme);
+        let headers = http_headers.into_iter().map(|HttpHeader { name, value }| {
+            let mut header = Object::default();
+            header.always("name", name);
+            header.always("value", value);
+            Value::from(header)
+        });
+        action.items("httpHeaders", headers.collect());
+        out.put("httpGet", action);
+    }
+    if let Some(TcpSocketAction { port, host }) = tcp_socket {
+        let mut action = Object::default();
+        let port = port.map(|p| int_or_string(p, ctx, &join(path, "tcpSocket.port")));
+        action.put("port", port.unwrap_or(Value::from(0)));
+        action.omitempty("host", host);
+        out.put("tcpSocket", action);
+    }
+    if let Some(GrpcAction { port, service }) = grpc {
+        let mut action = Object::default();
+        action.always("port", port);
+        // A pointer without `omitempty` in Go: written as null when unset.
+        action.put("service", service.map_or(Value::Null, Value::from));
+        out.put("grpc", action);
+    }
+    out.omitempty("initialDelaySeconds", initial_delay_seconds);
+    out.omitempty("timeoutSeconds", timeout_seconds);
+    out.omitempty("periodSeconds", period_seconds);
+    out.omitempty("successThreshold", success_threshold);
+    out.omitempty("failureThreshold", failure_threshold);
+    out.pointer("terminationGracePeriodSeconds", termination_grace_period_seconds);
     out.into()
 }
 

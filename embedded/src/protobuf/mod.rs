@@ -41,7 +41,9 @@ use k8s_pb::api::authentication::v1::{SelfSubjectReview, TokenRequest};
 use k8s_pb::api::authorization::v1::{SelfSubjectAccessReview, SelfSubjectRulesReview};
 use k8s_pb::api::autoscaling::v1::HorizontalPodAutoscaler;
 use k8s_pb::api::batch::v1::{CronJob, Job};
-use k8s_pb::api::core::v1::{ConfigMap, Namespace, ResourceQuota, Secret, Service, ServiceAccount};
+use k8s_pb::api::core::v1::{
+    ConfigMap, Namespace, Pod, ResourceQuota, Secret, Service, ServiceAccount,
+};
 use k8s_pb::api::networking::v1::Ingress;
 use k8s_pb::api::policy::v1::{Eviction, PodDisruptionBudget};
 use k8s_pb::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
@@ -116,6 +118,7 @@ pub fn decode(body: &[u8]) -> Result<Value, ProtobufError> {
     let raw = raw.unwrap_or_default();
     let mut object = match (api_version.as_str(), kind.as_str()) {
         ("v1", "Namespace") => convert::<Namespace>(&raw, &kind, core::namespace)?,
+        ("v1", "Pod") => convert::<Pod>(&raw, &kind, core::pod)?,
         ("v1", "ConfigMap") => convert::<ConfigMap>(&raw, &kind, core::config_map)?,
         ("v1", "Secret") => convert::<Secret>(&raw, &kind, core::secret)?,
         ("v1", "ServiceAccount") => convert::<ServiceAccount>(&raw, &kind, core::service_account)?,

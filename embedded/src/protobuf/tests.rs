@@ -19,10 +19,12 @@ use k8s_pb::api::batch::v1::{
     Job, JobSpec, JobStatus, PodFailurePolicy, PodFailurePolicyRule, SuccessPolicy,
 };
 use k8s_pb::api::core::v1::{
-    ConfigMap, Container, ContainerPort, EnvVar, EnvVarSource, Namespace, NamespaceSpec,
-    NamespaceStatus, Pod, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
-    ResourceRequirements, Secret, Service, ServiceAccount, ServicePort, ServiceSpec, ServiceStatus,
-    Volume,
+    ConfigMap, ConfigMapEnvSource, Container, ContainerPort, EnvFromSource, EnvVar, EnvVarSource,
+    ExecAction, HostPathVolumeSource, HttpGetAction, Lifecycle, LocalObjectReference, Namespace,
+    NamespaceSpec, NamespaceStatus, Node, ObjectFieldSelector, Pod, PodSecurityContext, PodSpec,
+    PodStatus, PodTemplateSpec, Probe, ProbeHandler, ResourceRequirements, Secret,
+    SecretKeySelector, Service, ServiceAccount, ServicePort, ServiceSpec, ServiceStatus,
+    Toleration, Volume, VolumeMount, VolumeSource,
 };
 use k8s_pb::api::rbac::v1::{PolicyRule, Role};
 use k8s_pb::apimachinery::pkg::api::resource::Quantity;
@@ -482,36 +484,40 @@ fn deployment_with_every_mapped_field() {
     );
 }
 
+/// A volume the decoder does not read: only `hostPath` ones are.
+fn empty_dir() -> Vec<Volume> {
+    let source = VolumeSource { empty_dir: Some(Default::default()), ..Default::default() };
+    vec![Volume { name: Some("data".into()), volume_source: Some(source) }]
+}
+
 #[test]
 fn every_unmapped_field_that_is_set_is_named() {
     let mut deployment = kubectl_deployment();
     let spec = deployment.spec.as_mut().unwrap();
     spec.paused = Some(true);
     let pod = spec.template.as_mut().unwrap().spec.as_mut().unwrap();
-    pod.volumes = vec![Volume { name: Some("data".into()), ..Default::default() }];
-    pod.host_network = Some(true);
+    pod.volumes = empty_dir();
+    pod.host_users = Some(true);
     // Behind a pointer in Go, so `false` is data too.
-    pod.share_process_namespace = Some(false);
-    pod.security_context = Some(PodSecurityContext { run_as_user: Some(0), ..Default::default() });
+    pod.active_deadline_seconds = Some(0);
+    pod.security_context = Some(PodSecurityContext { fs_group: Some(0), ..Default::default() });
     let container = &mut pod.containers[0];
-    container.liveness_probe = Some(Probe::default());
-    container.env = vec![EnvVar {
-        name: Some("POD".into()),
-        value: None,
-        value_from: Some(EnvVarSource::default()),
-    }];
+    container.lifecycle = Some(Lifecycle::default());
+    let from_file = EnvVarSource { file_key_ref: Some(Default::default()), ..Default::default() };
+    container.env =
+        vec![EnvVar { name: Some("POD".into()), value: None, value_from: Some(from_file) }];
     let (kind, field) = unsupported(&body("apps/v1", "Deployment", &deployment));
     assert_eq!(kind, "Deployment");
     assert_eq!(
         field,
         [
             "spec.paused",
-            "spec.template.spec.volumes",
-            "spec.template.spec.hostNetwork",
-            "spec.template.spec.shareProcessNamespace",
-            "spec.template.spec.containers[0].livenessProbe",
-            "spec.template.spec.containers[0].env[0].valueFrom",
-            "spec.template.spec.securityContext.runAsUser",
+            "spec.template.spec.activeDeadlineSeconds",
+            "spec.template.spec.hostUsers",
+            "spec.template.spec.containers[0].lifecycle",
+            "spec.template.spec.containers[0].env[0].valueFrom.fileKeyRef",
+            "spec.template.spec.volumes[0]",
+            "spec.template.spec.securityContext.fsGroup",
         ]
         .join(", ")
     );
@@ -521,18 +527,18 @@ fn every_unmapped_field_that_is_set_is_named() {
 fn the_error_message_names_the_kind_and_the_field() {
     let mut deployment = kubectl_deployment();
     let pod = deployment.spec.as_mut().unwrap().template.as_mut().unwrap().spec.as_mut().unwrap();
-    pod.volumes = vec![Volume::default()];
+    pod.volumes = empty_dir();
     let error = decode(&body("apps/v1", "Deployment", &deployment)).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Deployment field spec.template.spec.volumes is not supported in protobuf requests"
+        "Deployment field spec.template.spec.volumes[0] is not supported in protobuf requests"
     );
     let status = DeploymentStatus { replicas: Some(3), ..Default::default() };
     deployment.status = Some(status);
     let error = decode(&body("apps/v1", "Deployment", &deployment)).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Deployment fields status.replicas, spec.template.spec.volumes are not supported in \
+        "Deployment fields status.replicas, spec.template.spec.volumes[0] are not supported in \
          protobuf requests"
     );
 }
@@ -667,7 +673,7 @@ fn job_fields_not_mapped_are_named() {
     spec.success_policy = Some(SuccessPolicy::default());
     spec.managed_by = Some(String::new());
     let pod = spec.template.as_mut().unwrap().spec.as_mut().unwrap();
-    pod.volumes = vec![Volume::default()];
+    pod.volumes = empty_dir();
     let status = job.status.as_mut().unwrap();
     status.active = Some(1);
     status.start_time = Some(Time { seconds: Some(1_700_000_000), nanos: None });
@@ -681,7 +687,7 @@ fn job_fields_not_mapped_are_named() {
             "spec.podFailurePolicy",
             "spec.successPolicy",
             "spec.managedBy",
-            "spec.template.spec.volumes",
+            "spec.template.spec.volumes[0]",
         ]
         .join(", ")
     );
@@ -728,12 +734,210 @@ fn role_rules_as_kubectl_create_role_sends_them() {
     );
 }
 
+/// What `kubectl debug node/vm -it --image=busybox` creates (profile `legacy`), with the zero
+/// fields Go's encoder writes.
+fn node_debugger() -> Pod {
+    let host_root = HostPathVolumeSource { path: Some("/".into()), r#type: None };
+    let container = Container {
+        name: Some("debugger".into()),
+        image: Some("busybox".into()),
+        resources: Some(ResourceRequirements::default()),
+        volume_mounts: vec![VolumeMount {
+            name: Some("host-root".into()),
+            mount_path: Some("/host".into()),
+            read_only: Some(false),
+            sub_path: Some(String::new()),
+            ..Default::default()
+        }],
+        termination_message_policy: Some("File".into()),
+        image_pull_policy: Some(String::new()),
+        stdin: Some(true),
+        stdin_once: Some(false),
+        tty: Some(true),
+        ..Default::default()
+    };
+    Pod {
+        metadata: named("node-debugger-vm-x7k2p"),
+        spec: Some(PodSpec {
+            volumes: vec![Volume {
+                name: Some("host-root".into()),
+                volume_source: Some(VolumeSource {
+                    host_path: Some(host_root),
+                    ..Default::default()
+                }),
+            }],
+            containers: vec![container],
+            restart_policy: Some("Never".into()),
+            node_name: Some("vm".into()),
+            host_network: Some(true),
+            host_pid: Some(true),
+            host_ipc: Some(true),
+            tolerations: vec![Toleration {
+                operator: Some("Exists".into()),
+                key: Some(String::new()),
+                value: Some(String::new()),
+                effect: Some(String::new()),
+                toleration_seconds: None,
+            }],
+            ..Default::default()
+        }),
+        status: Some(PodStatus {
+            phase: Some(String::new()),
+            message: Some(String::new()),
+            reason: Some(String::new()),
+            host_ip: Some(String::new()),
+            pod_ip: Some(String::new()),
+            qos_class: Some(String::new()),
+            ..Default::default()
+        }),
+    }
+}
+
+#[test]
+fn a_node_debugger_pod_decodes_with_its_host_namespaces_volume_and_terminal() {
+    let decoded = decode(&body("v1", "Pod", &node_debugger())).unwrap();
+    assert_eq!(
+        decoded,
+        json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "node-debugger-vm-x7k2p", "creationTimestamp": null},
+            "spec": {
+                "volumes": [{"name": "host-root", "hostPath": {"path": "/"}}],
+                "containers": [{
+                    "name": "debugger",
+                    "image": "busybox",
+                    "resources": {},
+                    "volumeMounts": [{"name": "host-root", "mountPath": "/host"}],
+                    "terminationMessagePolicy": "File",
+                    "stdin": true,
+                    "tty": true,
+                }],
+                "restartPolicy": "Never",
+                "nodeName": "vm",
+                "hostNetwork": true,
+                "hostPID": true,
+                "hostIPC": true,
+                "tolerations": [{"operator": "Exists"}],
+            },
+            "status": {},
+        })
+    );
+    // A pod with a status is not a new pod.
+    let mut running = node_debugger();
+    running.status = Some(PodStatus { phase: Some("Running".into()), ..Default::default() });
+    assert_eq!(unsupported(&body("v1", "Pod", &running)).1, "status.phase");
+}
+
+#[test]
+fn a_copied_pod_keeps_its_probes_and_environment_sources() {
+    let field = |path: &str| EnvVarSource {
+        field_ref: Some(ObjectFieldSelector {
+            api_version: Some("v1".into()),
+            field_path: Some(path.into()),
+        }),
+        ..Default::default()
+    };
+    let secret_key = EnvVarSource {
+        secret_key_ref: Some(SecretKeySelector {
+            local_object_reference: Some(LocalObjectReference { name: Some("db".into()) }),
+            key: Some("password".into()),
+            optional: None,
+        }),
+        ..Default::default()
+    };
+    let http = |port: &str| Probe {
+        handler: Some(ProbeHandler {
+            http_get: Some(HttpGetAction {
+                path: Some("/ready".into()),
+                port: Some(IntOrString {
+                    r#type: Some(1),
+                    int_val: Some(0),
+                    str_val: Some(port.into()),
+                }),
+                host: Some(String::new()),
+                scheme: Some("HTTP".into()),
+                http_headers: Vec::new(),
+            }),
+            ..Default::default()
+        }),
+        initial_delay_seconds: Some(0),
+        timeout_seconds: Some(1),
+        period_seconds: Some(10),
+        success_threshold: Some(1),
+        failure_threshold: Some(3),
+        termination_grace_period_seconds: None,
+    };
+    let container = Container {
+        name: Some("web".into()),
+        image: Some("nginx".into()),
+        env: vec![
+            EnvVar {
+                name: Some("POD".into()),
+                value: Some(String::new()),
+                value_from: Some(field("metadata.name")),
+            },
+            EnvVar {
+                name: Some("PASSWORD".into()),
+                value: Some(String::new()),
+                value_from: Some(secret_key),
+            },
+        ],
+        env_from: vec![EnvFromSource {
+            prefix: Some(String::new()),
+            config_map_ref: Some(ConfigMapEnvSource {
+                local_object_reference: Some(LocalObjectReference {
+                    name: Some("settings".into()),
+                }),
+                optional: Some(true),
+            }),
+            secret_ref: None,
+        }],
+        readiness_probe: Some(http("http")),
+        liveness_probe: Some(Probe {
+            handler: Some(ProbeHandler {
+                exec: Some(ExecAction { command: vec!["true".into()] }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let pod = Pod {
+        metadata: named("web-copy"),
+        spec: Some(PodSpec { containers: vec![container], ..Default::default() }),
+        status: None,
+    };
+    let decoded = decode(&body("v1", "Pod", &pod)).unwrap();
+    assert_eq!(
+        decoded["spec"]["containers"][0],
+        json!({
+            "name": "web",
+            "image": "nginx",
+            "resources": {},
+            "env": [
+                {"name": "POD", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
+                {"name": "PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}},
+            ],
+            "envFrom": [{"configMapRef": {"name": "settings", "optional": true}}],
+            "readinessProbe": {
+                "httpGet": {"path": "/ready", "port": "http", "scheme": "HTTP"},
+                "timeoutSeconds": 1,
+                "periodSeconds": 10,
+                "successThreshold": 1,
+                "failureThreshold": 3,
+            },
+            "livenessProbe": {"exec": {"command": ["true"]}},
+        })
+    );
+}
+
 #[test]
 fn other_kinds_are_refused() {
-    let pod = Pod { metadata: named("debugger"), ..Default::default() };
-    match decode(&body("v1", "Pod", &pod)) {
+    let node = Node { metadata: named("vm"), ..Default::default() };
+    match decode(&body("v1", "Node", &node)) {
         Err(ProtobufError::UnsupportedKind { api_version, kind }) => {
-            assert_eq!((api_version.as_str(), kind.as_str()), ("v1", "Pod"));
+            assert_eq!((api_version.as_str(), kind.as_str()), ("v1", "Node"));
         }
         other => panic!("expected UnsupportedKind, got {other:?}"),
     }

@@ -249,7 +249,8 @@ fn pod_spec(spec: &mut Value) {
     }
 }
 
-fn container(container: &mut Map<String, Value>) {
+/// Upstream's defaults of a container (app, init or ephemeral).
+pub(crate) fn container(container: &mut Map<String, Value>) {
     container.entry("terminationMessagePath").or_insert(json!("/dev/termination-log"));
     container.entry("terminationMessagePolicy").or_insert(json!("File"));
     if let Some(image) = container.get("image").and_then(Value::as_str) {

@@ -71,8 +71,8 @@ impl ApiError {
     }
 
     /// 404 for a path the server does not serve. Its `details` are empty, not absent: kubectl
-    /// reads them to tell a missing subresource (`kubectl debug`'s `ephemeralcontainers`) from a
-    /// missing object, and crashes on a Status without them.
+    /// reads them to tell a missing subresource (as `kubectl debug` does for `ephemeralcontainers`
+    /// on older servers) from a missing object, and crashes on a Status without them.
     pub fn no_route(path: &str) -> Self {
         Self::new(
             StatusCode::NOT_FOUND,

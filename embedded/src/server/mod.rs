@@ -5,6 +5,7 @@ mod admission;
 mod convert;
 mod defaults;
 mod discovery_routes;
+mod ephemeral;
 mod errors;
 mod eviction;
 mod gc;
@@ -13,6 +14,7 @@ mod metrics_api;
 mod object_checks;
 mod objects;
 mod paths;
+mod pod_attach;
 mod pod_exec;
 pub mod pod_log;
 mod port_forward;
@@ -286,6 +288,7 @@ fn router(state: ApiState) -> Router {
     let guarded = Router::new()
         .route("/api", get(discovery_routes::api))
         .route("/api/v1", get(discovery_routes::core_resources))
+        .route("/api/v1/namespaces/{namespace}/pods/{name}/attach", any(pod_attach::attach))
         .route("/api/v1/namespaces/{namespace}/pods/{name}/exec", any(pod_exec::exec))
         .route(
             "/api/v1/namespaces/{namespace}/pods/{name}/portforward",

@@ -278,8 +278,11 @@ pub fn check_type(info: &ResourceInfo, object: &mut Value) -> ApiResult<()> {
 }
 
 /// Merges an update into the stored object the way upstream strategies do:
-/// - through the main resource, `status` stays as stored (when it has its own subresource);
+/// - through the main resource, `status` stays as stored (when it has its own subresource),
+///   and so do a pod's ephemeral containers;
 /// - through `/status`, only `status` changes (and metadata changes are ignored);
+/// - through a pod's `/ephemeralcontainers`, only containers are added to them (see
+///   `ephemeral`);
 /// - uid, name, namespace, creation time and deletion time never change;
 /// - `generation` moves by one when anything but metadata and status changed.
 pub fn prepare_update(
@@ -289,6 +292,13 @@ pub fn prepare_update(
     mut new: Value,
 ) -> ApiResult<Value> {
     check_type(info, &mut new)?;
+    if is_core(info, "pods") {
+        match subresource {
+            Some(super::ephemeral::SUBRESOURCE) => return super::ephemeral::merge(old, &new),
+            None => super::ephemeral::keep(old, &mut new),
+            _ => {}
+        }
+    }
     if subresource == Some("status") {
         let mut merged = old.clone();
         merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use crate::catalog::ResourceInfo;
 
 use super::errors::{ApiError, ApiResult};
-use super::objects::is_core;
 use super::registry::Served;
 
 /// What a resource path addresses.
@@ -104,20 +103,8 @@ pub fn resolve(
         if let Some(sub) = &t.subresource
             && !t.info.subresources.iter().any(|s| s.name() == sub)
         {
-            return Err(unserved_pod_stream(&t, sub).unwrap_or_else(|| ApiError::no_route(&path())));
+            return Err(ApiError::no_route(&path()));
         }
         Ok(t)
     })
-}
-
-/// Why a pod's `attach` is refused: the local node does not stream it (a plain 404 would leave
-/// `kubectl attach` users guessing). `exec` and `portforward` have routes of their own.
-fn unserved_pod_stream(target: &Target, subresource: &str) -> Option<ApiError> {
-    if !is_core(&target.info, "pods") || subresource != "attach" {
-        return None;
-    }
-    let name = target.name.as_deref().unwrap_or_default();
-    Some(ApiError::bad_request(format!(
-        "keelson's local node cannot attach to pod \"{name}\": its containers are simulated, or run as local processes (Job pods); kubectl logs reads a process's output, and kubectl exec runs beside it"
-    )))
 }

@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 
-use axum::body::Bytes;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{Extension, Path, RawQuery, State};
@@ -21,10 +20,11 @@ use axum::response::Response;
 use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 
 use crate::catalog::builtin_resource;
+use crate::node::runtime::attach::{Input, Writer, pty_error};
 use crate::node::runtime::logs;
 
 use super::ApiState;
@@ -35,19 +35,20 @@ use super::rbac;
 use super::users::User;
 
 /// The channel protocols served, preferred first.
-const PROTOCOLS: [&str; 2] = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
+pub(crate) const PROTOCOLS: [&str; 2] = ["v5.channel.k8s.io", "v4.channel.k8s.io"];
 
-const STDIN: u8 = 0;
-const STDOUT: u8 = 1;
-const STDERR: u8 = 2;
-const ERROR: u8 = 3;
-const RESIZE: u8 = 4;
+pub(crate) const STDIN: u8 = 0;
+pub(crate) const STDOUT: u8 = 1;
+pub(crate) const STDERR: u8 = 2;
+pub(crate) const ERROR: u8 = 3;
+pub(crate) const RESIZE: u8 = 4;
 /// v5's close signal: `[CLOSE, stream]`.
-const CLOSE: u8 = 255;
+pub(crate) const CLOSE: u8 = 255;
 
-/// What an exec request asks for (its query).
+/// What an `exec` or `attach` request asks for (its query).
 #[derive(Debug, PartialEq)]
-pub(crate) struct ExecOptions {
+pub(crate) struct StreamOptions {
+    /// The command to run (`exec` only).
     pub(crate) command: Vec<String>,
     pub(crate) container: Option<String>,
     pub(crate) stdin: bool,
@@ -56,10 +57,23 @@ pub(crate) struct ExecOptions {
     pub(crate) tty: bool,
 }
 
-impl ExecOptions {
-    /// Parses the query string (`command` repeats, one per argument), refusing what upstream
+impl StreamOptions {
+    /// Parses an `exec` query (`command` repeats, one per argument), refusing what upstream
     /// refuses.
-    pub(crate) fn parse(query: &str) -> ApiResult<Self> {
+    pub(crate) fn exec(query: &str) -> ApiResult<Self> {
+        let options = Self::parse(query)?;
+        if options.command.is_empty() {
+            return Err(ApiError::bad_request("you must specify at least 1 command"));
+        }
+        options.with_a_stream()
+    }
+
+    /// Parses an `attach` query, refusing what upstream refuses.
+    pub(crate) fn attach(query: &str) -> ApiResult<Self> {
+        Self { command: Vec::new(), ..Self::parse(query)? }.with_a_stream()
+    }
+
+    fn parse(query: &str) -> ApiResult<Self> {
         let mut command = Vec::new();
         let mut flags: HashMap<String, String> = HashMap::new();
         for (key, value) in form_urlencoded::parse(query.as_bytes()) {
@@ -71,23 +85,23 @@ impl ExecOptions {
             }
         }
         let flag = |name: &str| super::pod_log::flag(&flags, name);
-        let options = ExecOptions {
+        Ok(StreamOptions {
             container: flags.get("container").filter(|c| !c.is_empty()).cloned(),
             stdin: flag("stdin")?,
             stdout: flag("stdout")?,
             stderr: flag("stderr")?,
             tty: flag("tty")?,
             command,
-        };
-        if options.command.is_empty() {
-            return Err(ApiError::bad_request("you must specify at least 1 command"));
-        }
-        if !(options.stdin || options.stdout || options.stderr) {
+        })
+    }
+
+    fn with_a_stream(self) -> ApiResult<Self> {
+        if !(self.stdin || self.stdout || self.stderr) {
             return Err(ApiError::bad_request(
                 "you must specify at least one of stdin, stdout, stderr",
             ));
         }
-        Ok(options)
+        Ok(self)
     }
 }
 
@@ -95,7 +109,7 @@ impl ExecOptions {
 /// success, or `NonZeroExitCode` with the code as the cause kubectl exits with.
 pub(crate) fn outcome(command: &[String], status: ExitStatus) -> Value {
     if status.success() {
-        return json!({ "metadata": {}, "status": "Success" });
+        return success();
     }
     let code = status.code().unwrap_or_else(|| 128 + signal_of(status));
     json!({
@@ -107,6 +121,11 @@ pub(crate) fn outcome(command: &[String], status: ExitStatus) -> Value {
         "reason": "NonZeroExitCode",
         "details": { "causes": [{ "reason": "ExitCode", "message": code.to_string() }] },
     })
+}
+
+/// The `Status` sent on the error stream when a stream has ended well.
+pub(crate) fn success() -> Value {
+    json!({ "metadata": {}, "status": "Success" })
 }
 
 fn signal_of(status: ExitStatus) -> i32 {
@@ -128,14 +147,6 @@ fn not_started(command: &str, error: &std::io::Error) -> Value {
     })
 }
 
-/// A terminal's error as an I/O error, keeping its kind when it is one.
-fn io_error(error: pty_process::Error) -> std::io::Error {
-    match error {
-        pty_process::Error::Io(error) => error,
-        other => std::io::Error::other(other),
-    }
-}
-
 /// A process of the pod to exec beside: its environment and working directory.
 struct Target {
     env: Vec<(String, String)>,
@@ -151,7 +162,7 @@ pub(crate) async fn exec(
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
     rbac::check_pod_stream(&state.store, &user, &namespace, &name, "exec")?;
-    let options = ExecOptions::parse(query.as_deref().unwrap_or_default())?;
+    let options = StreamOptions::exec(query.as_deref().unwrap_or_default())?;
     let target = find(&state, &namespace, &name, options.container.as_deref())?;
     let (upgrade, protocol) = websocket(upgrade, "exec", &PROTOCOLS, "1.30")?;
     let v5 = protocol == PROTOCOLS[0];
@@ -188,21 +199,31 @@ fn find(
     name: &str,
     container: Option<&str>,
 ) -> ApiResult<Target> {
-    let (pod, env) = running_process(state, namespace, name, container, "exec into")?;
+    let RunningContainer { pod, env, .. } =
+        running_process(state, namespace, name, container, "exec into")?;
     let uid = pod.metadata.uid.unwrap_or_default();
     let work_dir = logs::pod_dir(&state.data_dir, namespace, name, &uid).join("work");
     Ok(Target { env, work_dir })
 }
 
-/// The pod and the environment of its container's running process (`container`, else the
-/// default one), or why there is none; `doing` names the refused action (`exec into`).
+/// A pod's container that runs as a process.
+pub(crate) struct RunningContainer {
+    pub(crate) pod: Pod,
+    /// The container's name.
+    pub(crate) name: String,
+    /// The environment of its process.
+    pub(crate) env: Vec<(String, String)>,
+}
+
+/// The container of a pod (`container`, else the default one) if it runs as a process, or why
+/// it does not; `doing` names the refused action (`exec into`).
 pub(crate) fn running_process(
     state: &ApiState,
     namespace: &str,
     name: &str,
     container: Option<&str>,
     doing: &str,
-) -> ApiResult<(Pod, Vec<(String, String)>)> {
+) -> ApiResult<RunningContainer> {
     let info = builtin_resource("", "pods").expect("pods are built in");
     let entry = state
         .store
@@ -217,7 +238,7 @@ pub(crate) fn running_process(
     let Some(pid) = id.strip_prefix(PROCESS_SCHEME).and_then(|pid| pid.parse::<u32>().ok()) else {
         if running {
             return Err(ApiError::bad_request(format!(
-                "keelson's local node cannot {doing} pod \"{name}\": its containers are simulated (only Job pods and pods annotated keelson.dev/run-as-process=\"true\" run as processes)"
+                "keelson's local node cannot {doing} pod \"{name}\": its containers are simulated (only Job pods and pods annotated keelson.dev/run-as-process=\"true\" run as processes, as kubectl run --annotations=keelson.dev/run-as-process=true makes one)"
             )));
         }
         return Err(not_running(&container, name));
@@ -232,7 +253,7 @@ pub(crate) fn running_process(
     if !env.iter().any(|(k, v)| k == "HOSTNAME" && *v == hostname) {
         return Err(not_running(&container, name));
     }
-    Ok((pod, env))
+    Ok(RunningContainer { pod, name: container, env })
 }
 
 fn not_running(container: &str, pod: &str) -> ApiError {
@@ -252,34 +273,6 @@ fn environment(pid: u32) -> Option<Vec<(String, String)>> {
     Some(pairs.collect())
 }
 
-/// What the command's input stream carries: bytes, or (on a terminal) a new size.
-enum Input {
-    Data(Bytes),
-    Resize { width: u16, height: u16 },
-}
-
-/// Where input goes: the command's stdin pipe, or its terminal.
-enum Writer {
-    Pipe(tokio::process::ChildStdin),
-    Terminal(pty_process::OwnedWritePty),
-}
-
-impl Writer {
-    /// Writes or resizes; false once the command no longer takes input.
-    async fn take(&mut self, input: Input) -> bool {
-        match (self, input) {
-            (Writer::Pipe(pipe), Input::Data(data)) => pipe.write_all(&data).await.is_ok(),
-            (Writer::Terminal(pty), Input::Data(data)) => pty.write_all(&data).await.is_ok(),
-            (Writer::Terminal(pty), Input::Resize { width, height }) => {
-                // A size the terminal refuses is ignored, as a kubelet ignores it.
-                let _ = pty.resize(pty_process::Size::new(height, width));
-                true
-            }
-            (Writer::Pipe(_), Input::Resize { .. }) => true,
-        }
-    }
-}
-
 /// A started command: the process, its output streams (with the stream each is sent as), and
 /// where its input goes.
 struct Started {
@@ -289,10 +282,10 @@ struct Started {
 }
 
 /// Starts the command beside the container: on a new terminal with `tty`, else on pipes.
-fn start(options: &ExecOptions, target: Target) -> std::io::Result<Started> {
+fn start(options: &StreamOptions, target: Target) -> std::io::Result<Started> {
     let (program, args) = (&options.command[0], &options.command[1..]);
     if options.tty {
-        let (pty, pts) = pty_process::open().map_err(io_error)?;
+        let (pty, pts) = pty_process::open().map_err(pty_error)?;
         let _ = pty.resize(pty_process::Size::new(24, 80));
         let child = pty_process::Command::new(program)
             .args(args)
@@ -301,7 +294,7 @@ fn start(options: &ExecOptions, target: Target) -> std::io::Result<Started> {
             .current_dir(&target.work_dir)
             .kill_on_drop(true)
             .spawn(pts)
-            .map_err(io_error)?;
+            .map_err(pty_error)?;
         let (read, write) = pty.into_split();
         let input = options.stdin.then_some(Writer::Terminal(write));
         return Ok(Started { child, outputs: vec![(STDOUT, Box::new(read))], input });
@@ -328,15 +321,16 @@ fn start(options: &ExecOptions, target: Target) -> std::io::Result<Started> {
     Ok(Started { child, outputs, input })
 }
 
-/// A terminal size as kubectl sends it on the resize stream: `{"Width":80,"Height":24}`.
-fn terminal_size(data: &[u8]) -> Option<Input> {
+/// A terminal size (width, height) as kubectl sends it on the resize stream:
+/// `{"Width":80,"Height":24}`.
+pub(crate) fn terminal_size(data: &[u8]) -> Option<(u16, u16)> {
     let size: Value = serde_json::from_slice(data).ok()?;
     let dimension = |name: &str| size.get(name)?.as_u64().and_then(|v| u16::try_from(v).ok());
-    Some(Input::Resize { width: dimension("Width")?, height: dimension("Height")? })
+    Some((dimension("Width")?, dimension("Height")?))
 }
 
 /// Runs the command and carries its streams over the socket until it ends.
-async fn session(socket: WebSocket, options: ExecOptions, target: Target, v5: bool) {
+async fn session(socket: WebSocket, options: StreamOptions, target: Target, v5: bool) {
     let (mut sink, mut incoming) = socket.split();
     let Started { mut child, outputs, input } = match start(&options, target) {
         Ok(started) => started,
@@ -354,17 +348,7 @@ async fn session(socket: WebSocket, options: ExecOptions, target: Target, v5: bo
     drop(out_tx);
     // Written by a task of its own, so that a command not reading its input never stops its
     // output from being carried.
-    let mut input_tx = input.map(|mut writer| {
-        let (tx, mut rx) = mpsc::channel::<Input>(16);
-        tokio::spawn(async move {
-            while let Some(input) = rx.recv().await {
-                if !writer.take(input).await {
-                    return;
-                }
-            }
-        });
-        tx
-    });
+    let mut input_tx = input.map(Writer::spawn);
 
     loop {
         tokio::select! {
@@ -380,7 +364,8 @@ async fn session(socket: WebSocket, options: ExecOptions, target: Target, v5: bo
                 Some(Ok(Message::Binary(data))) => {
                     let input = match (data.first(), data.get(1)) {
                         (Some(&STDIN), _) => Some(Input::Data(data.slice(1..))),
-                        (Some(&RESIZE), _) => terminal_size(&data[1..]),
+                        (Some(&RESIZE), _) => terminal_size(&data[1..])
+                            .map(|(width, height)| Input::Resize { width, height }),
                         (Some(&CLOSE), Some(&STDIN)) if v5 => {
                             input_tx = None;
                             None
@@ -421,14 +406,15 @@ async fn pump(mut pipe: impl AsyncRead + Unpin, stream: u8, out: mpsc::Sender<Me
 }
 
 /// A binary message of `stream`.
-fn frame(stream: u8, data: &[u8]) -> Message {
+pub(crate) fn frame(stream: u8, data: &[u8]) -> Message {
     let mut bytes = Vec::with_capacity(data.len() + 1);
     bytes.push(stream);
     bytes.extend_from_slice(data);
     Message::Binary(bytes.into())
 }
 
-fn closing() -> Message {
+/// The normal end of a stream's socket.
+pub(crate) fn closing() -> Message {
     Message::Close(Some(CloseFrame { code: close_code::NORMAL, reason: "".into() }))
 }
 
@@ -440,7 +426,7 @@ mod tests {
 
     #[test]
     fn commands_repeat_and_streams_are_flags() {
-        let options = ExecOptions::parse(
+        let options = StreamOptions::exec(
             "command=sh&command=-c&command=echo+%24HOME&stdin=true&stdout=true&container=main",
         )
         .unwrap();
@@ -451,7 +437,7 @@ mod tests {
 
     #[test]
     fn what_upstream_refuses_is_refused() {
-        let message = |query: &str| ExecOptions::parse(query).unwrap_err().message;
+        let message = |query: &str| StreamOptions::exec(query).unwrap_err().message;
         assert_eq!(message("stdout=true"), "you must specify at least 1 command");
         assert_eq!(message("command=ls"), "you must specify at least one of stdin, stdout, stderr");
         assert!(message("command=ls&stdout=maybe").contains("true or false"));
@@ -470,11 +456,7 @@ mod tests {
 
     #[test]
     fn terminal_sizes_read_as_kubectl_sends_them() {
-        let Some(Input::Resize { width, height }) = terminal_size(br#"{"Width":120,"Height":40}"#)
-        else {
-            panic!("not a size")
-        };
-        assert_eq!((width, height), (120, 40));
+        assert_eq!(terminal_size(br#"{"Width":120,"Height":40}"#), Some((120, 40)));
         assert!(terminal_size(b"{}").is_none());
     }
 

@@ -38,16 +38,17 @@ pub(crate) async fn pod_log(state: &ApiState, request: ResourceRequest) -> ApiRe
         .is_some_and(|id| id.starts_with(SIMULATED_SCHEME))
     {
         return Err(ApiError::bad_request(format!(
-            "pod \"{name}\" is simulated by keelson's local node: its containers do not run, so there are no logs (only Job pods and pods annotated keelson.dev/run-as-process=\"true\" run as processes)"
+            "pod \"{name}\" is simulated by keelson's local node: its containers do not run, so there are no logs (only Job pods and pods annotated keelson.dev/run-as-process=\"true\" run as processes, as kubectl run --annotations=keelson.dev/run-as-process=true makes one)"
         )));
     }
     let restarts = status.map_or(0, |s| s.restart_count.max(0) as u32);
-    let attempt = if previous {
-        let terminated = status
-            .and_then(|s| s.last_state.as_ref())
-            .and_then(|s| s.terminated.as_ref())
-            .is_some();
-        if !terminated || restarts == 0 {
+    let last_run_ended = restarts > 0
+        && status.and_then(|s| s.last_state.as_ref()).is_some_and(|s| s.terminated.is_some());
+    let waiting = status.and_then(|s| s.state.as_ref()).is_some_and(|s| s.waiting.is_some());
+    // A container waiting to start again (`CrashLoopBackOff`) shows its last run, as a kubelet
+    // shows it.
+    let attempt = if previous || (waiting && last_run_ended) {
+        if !last_run_ended {
             return Err(ApiError::bad_request(format!(
                 "previous terminated container \"{container}\" in pod \"{name}\" not found"
             )));
@@ -56,13 +57,7 @@ pub(crate) async fn pod_log(state: &ApiState, request: ResourceRequest) -> ApiRe
     } else {
         restarts
     };
-    let uid = pod.metadata.uid.clone().unwrap_or_default();
-    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
-    let path = logs::log_path(
-        &logs::pod_dir(&state.data_dir, &namespace, &name, &uid),
-        &container,
-        attempt,
-    );
+    let path = log_file(&state.data_dir, &pod, &container, attempt);
     if !path.exists() {
         let waiting = status
             .and_then(|s| s.state.as_ref())
@@ -75,25 +70,45 @@ pub(crate) async fn pod_log(state: &ApiState, request: ResourceRequest) -> ApiRe
     }
     let options = log_options(params)?;
     let text = |body: Body| ([(header::CONTENT_TYPE, "text/plain")], body).into_response();
-    if !flag(params, "follow")? || previous {
+    if !flag(params, "follow")? || attempt < restarts {
         let bytes = logs::read(&path, &options).map_err(|e| {
             ApiError::internal(format!("reading the log of {name}/{container}: {e}"))
         })?;
         return Ok((StatusCode::OK, text(Body::from(bytes))).into_response());
     }
+    let uid = pod.metadata.uid.clone().unwrap_or_default();
     let store = state.store.clone();
     let finished = move || attempt_finished(&store, &key, &uid, &container, attempt);
     let stream = logs::follow(path, options, finished);
     Ok(text(Body::from_stream(stream)))
 }
 
-/// The container the request means: the named one, else the pod's only or default one.
+/// The log file of one attempt of a pod's container on the local node.
+pub(super) fn log_file(
+    data_dir: &std::path::Path,
+    pod: &Pod,
+    container: &str,
+    attempt: u32,
+) -> std::path::PathBuf {
+    let meta = &pod.metadata;
+    let pod_dir = logs::pod_dir(
+        data_dir,
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+        meta.uid.as_deref().unwrap_or_default(),
+    );
+    logs::log_path(&pod_dir, container, attempt)
+}
+
+/// The container (app, init or ephemeral) the request means: the named one, else the pod's
+/// only or default one.
 pub(super) fn container_name(pod: &Pod, name: &str, requested: Option<&str>) -> ApiResult<String> {
     let spec = pod.spec.as_ref();
     let all: Vec<&str> = spec
         .map(|s| {
             let init = s.init_containers.iter().flatten().map(|c| c.name.as_str());
-            s.containers.iter().map(|c| c.name.as_str()).chain(init).collect()
+            let ephemeral = s.ephemeral_containers.iter().flatten().map(|c| c.name.as_str());
+            s.containers.iter().map(|c| c.name.as_str()).chain(init).chain(ephemeral).collect()
         })
         .unwrap_or_default();
     if let Some(requested) = requested {
@@ -128,6 +143,7 @@ pub(super) fn container_status<'a>(pod: &'a Pod, container: &str) -> Option<&'a 
         .iter()
         .flatten()
         .chain(status.init_container_statuses.iter().flatten())
+        .chain(status.ephemeral_container_statuses.iter().flatten())
         .find(|s| s.name == container)
 }
 

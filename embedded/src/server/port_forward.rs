@@ -44,7 +44,7 @@ pub(crate) async fn port_forward(
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
     rbac::check_pod_stream(&state.store, &user, &namespace, &name, "portforward")?;
-    let (pod, _) = running_process(&state, &namespace, &name, None, "forward ports of")?;
+    let pod = running_process(&state, &namespace, &name, None, "forward ports of")?.pod;
     let (upgrade, _) = websocket(upgrade, "port-forward", &[PROTOCOL], "1.31")?;
     let pod = PodName { name, uid: pod.metadata.uid.unwrap_or_default() };
     Ok(upgrade.on_upgrade(move |socket| session(socket, pod)))

@@ -24,7 +24,7 @@ use super::paths::object_key;
 use super::query::Query;
 use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
 use super::{ApiState, ResourceRequest};
-use super::{rbac, root_ca, service_accounts};
+use super::{ephemeral, rbac, root_ca, service_accounts};
 
 /// How often a patch is retried when another writer got in between.
 const PATCH_ATTEMPTS: usize = 5;
@@ -270,7 +270,8 @@ async fn store_update(
     let old = from_stored(info, &current.object);
     let name = meta_str(&old, "name").unwrap_or_default().to_owned();
     let now = now_rfc3339();
-    let new = prepare_update(info, subresource.filter(|s| *s == "status"), &old, new)?;
+    let merged_through = subresource.filter(|s| ["status", ephemeral::SUBRESOURCE].contains(s));
+    let new = prepare_update(info, merged_through, &old, new)?;
     let served = state.registry.served();
     let admitted = admit(&served, info, new, Some(&old), request.query.field_validation)?;
     let mut new = admitted.object;
@@ -363,11 +364,16 @@ fn same_except(a: &Map<String, Value>, b: &Map<String, Value>, skip: &[&str]) ->
         && a.iter().filter(|(k, _)| !skip.contains(&k.as_str())).all(|(k, v)| b.get(k) == Some(v))
 }
 
-/// `PUT` of an object or its `/status`.
+/// `PUT` of an object, its `/status`, or a pod's `/ephemeralcontainers`.
 pub(crate) async fn update(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
     let info = request.target.info.clone();
     let name = request.target.object_name("update")?.to_owned();
-    if request.target.subresource.as_deref().is_some_and(|s| s != "status") {
+    if request
+        .target
+        .subresource
+        .as_deref()
+        .is_some_and(|s| s != "status" && s != ephemeral::SUBRESOURCE)
+    {
         return Err(ApiError::method_not_allowed("update", &info.resource));
     }
     let body = body(&request)?;

@@ -152,8 +152,11 @@ async fn a_deleted_crd_waits_until_its_custom_resources_are_gone() {
         agents.get_opt("free").await.unwrap().is_none().then_some(())
     })
     .await;
-    let waiting = agents.get("held").await.unwrap();
-    assert!(waiting.metadata.deletion_timestamp.is_some());
+    // The collector deletes them one after another, in no set order.
+    eventually("the held Agent is marked", || async {
+        agents.get("held").await.unwrap().metadata.deletion_timestamp.map(|_| ())
+    })
+    .await;
     assert!(crds.get(name).await.is_ok(), "the CRD waits for the held Agent");
 
     // Meanwhile no Agent can be created, and discovery says so.

@@ -1,6 +1,7 @@
 //! The local node's kubelet: one worker per pod bound to a node, fed by a watch of all pods.
 
 mod env;
+mod ephemeral;
 mod service_account;
 mod status;
 mod worker;

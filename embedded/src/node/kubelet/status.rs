@@ -19,6 +19,8 @@ pub struct Observed {
     pub init: Vec<ContainerStatus>,
     /// App containers, in spec order.
     pub containers: Vec<ContainerStatus>,
+    /// Ephemeral containers, in spec order; none known keeps what the pod reports.
+    pub ephemeral: Vec<ContainerStatus>,
     /// `Running`, `Succeeded`, `Failed`; `Pending` until a container started.
     pub phase: Option<&'static str>,
     /// Why the pod ended, e.g. `DeadlineExceeded`.
@@ -207,6 +209,10 @@ pub fn render(pod: &Pod, observed: &Observed, now: Timestamp) -> PodStatus {
         conditions: Some(conditions),
         init_container_statuses: (!observed.init.is_empty()).then(|| observed.init.clone()),
         container_statuses: Some(observed.containers.clone()),
+        ephemeral_container_statuses: match observed.ephemeral.is_empty() {
+            true => current.ephemeral_container_statuses.clone(),
+            false => Some(observed.ephemeral.clone()),
+        },
         host_ip: Some("127.0.0.1".to_owned()),
         host_ips: Some(vec![k8s_openapi::api::core::v1::HostIP { ip: "127.0.0.1".to_owned() }]),
         pod_ip: ip.clone(),

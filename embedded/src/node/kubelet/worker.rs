@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodSpec, PodStatus};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerStateRunning, ContainerStatus, Pod, PodSpec, PodStatus,
+};
 use kube::api::{DeleteParams, Preconditions};
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
@@ -15,9 +17,10 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::status::{self, Ended, Observed};
-use super::{env, service_account};
+use super::{env, ephemeral, service_account};
 use crate::node::pod_status;
 use crate::node::pods::is_terminal;
+use crate::node::runtime::attach::Console;
 use crate::node::runtime::logs;
 use crate::node::runtime::process::{self, Adopted, ProcessSpec, Terminator};
 use crate::server::pod_log::{PROCESS_SCHEME, SIMULATED_SCHEME};
@@ -186,9 +189,18 @@ impl Worker {
     /// Keeps reporting (readiness gates can change) until the pod goes. Nothing of it runs any
     /// more, unless it is a running simulated pod.
     async fn until_deleted(&mut self, observed: &Observed) -> Result<(), kube::Error> {
+        let mut observed = observed.clone();
         loop {
             match self.wake().await {
-                Wake::Changed => self.report(observed).await,
+                Wake::Changed => {
+                    // A running simulated pod runs the ephemeral containers added to it.
+                    if !runs_as_process(&self.pod) && observed.phase == Some("Running") {
+                        let uid = self.uid();
+                        let id = |name: &str| format!("{SIMULATED_SCHEME}{uid}/{name}");
+                        observed.ephemeral = ephemeral::simulated(&self.pod, id, Timestamp::now());
+                    }
+                    self.report(&observed).await;
+                }
                 Wake::Deleting if !runs_as_process(&self.pod) && !is_terminal(&self.pod) => {
                     return self.stop_simulated().await;
                 }
@@ -281,6 +293,9 @@ impl Worker {
             })
             .collect();
         observed.phase = Some(if completes { "Succeeded" } else { "Running" });
+        if !completes {
+            observed.ephemeral = ephemeral::simulated(&self.pod, id, started);
+        }
         if is_terminal(&self.pod) {
             return self.until_deleted(&Observed::default()).await;
         }
@@ -325,15 +340,17 @@ impl Worker {
         let spec = self.pod.spec.clone().unwrap_or_default();
         let restart_policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
         let pod_dir = self.pod_dir();
+        let mut debuggers = ephemeral::containers(&self.pod);
         // Processes a crashed `keelson up` left running under their supervisors carry on.
-        let adopted: Vec<(Slot, Adopted)> = running_slots(&self.pod)
+        let adopted: Vec<(Slot, Adopted)> = running_slots(&self.pod, &debuggers)
             .into_iter()
             .filter_map(|slot| {
-                let name = &slot.container(&spec).name;
+                let name = &slot.container(&spec, &debuggers).name;
                 Some((slot, process::adopt(&pid_file(&pod_dir, name))?))
             })
             .collect();
-        let mut observed = recover(&self.pod, |slot| adopted.iter().any(|(s, _)| *s == slot));
+        let mut observed =
+            recover(&self.pod, &debuggers, |slot| adopted.iter().any(|(s, _)| *s == slot));
         if matches!(observed.phase, Some("Succeeded" | "Failed")) {
             if !is_terminal(&self.pod) {
                 self.report(&observed).await;
@@ -348,7 +365,9 @@ impl Worker {
             Instant::now() + Duration::try_from(left).unwrap_or(Duration::ZERO)
         });
         let (events, mut inbox) = mpsc::channel(16);
-        let mut running: Vec<Option<Terminator>> = vec![None; spec.containers.len()];
+        // The app containers' processes, then the ephemeral containers'.
+        let apps = spec.containers.len();
+        let mut running: Vec<Option<Terminator>> = vec![None; apps + debuggers.len()];
         let mut restarts: Vec<(Instant, Slot)> = Vec::new();
         let adopted_slots: Vec<Slot> = adopted.iter().map(|(slot, _)| *slot).collect();
         for (slot, found) in adopted {
@@ -374,6 +393,7 @@ impl Worker {
                 }
             }
         }
+        self.launch_ephemeral(&pod_dir, &debuggers, &mut observed, &events).await;
         self.report(&observed).await;
         loop {
             let next_restart = restarts.iter().map(|(at, _)| *at).min();
@@ -381,15 +401,17 @@ impl Worker {
                 Some(event) = inbox.recv() => {
                     match event {
                         Event::Retry { slot } => {
-                            let container = slot.container(&spec);
+                            let container = slot.container(&spec, &debuggers);
                             self.launch(&pod_dir, container, slot, &mut observed, &events).await;
                         }
                         Event::Started { slot, pid, started_at, terminator } => {
                             let id = format!("{PROCESS_SCHEME}{pid}");
                             let cell = observed.slot_mut(slot);
                             *cell = status::running(&cell.name.clone(), id, started_at, cell);
-                            if let Slot::App(i) = slot {
-                                running[i] = Some(terminator);
+                            match slot {
+                                Slot::App(i) => running[i] = Some(terminator),
+                                Slot::Ephemeral(i) => running[apps + i] = Some(terminator),
+                                Slot::Init(_) => {}
                             }
                             if observed.phase != Some("Running") && matches!(slot, Slot::App(_)) {
                                 observed.phase = Some("Running");
@@ -419,6 +441,9 @@ impl Worker {
                                     restarts.push((Instant::now() + crash_loop(&mut observed, slot, &self.name()), slot));
                                 }
                                 Slot::Init(_) => observed.phase = Some("Failed"),
+                                // Run once, whatever the restart policy; the pod's phase is its
+                                // other containers'.
+                                Slot::Ephemeral(i) => running[apps + i] = None,
                                 Slot::App(i) => {
                                     running[i] = None;
                                     if again {
@@ -430,17 +455,23 @@ impl Worker {
                             }
                         }
                     }
-                    self.report(&observed).await;
                     if matches!(observed.phase, Some("Succeeded" | "Failed")) {
+                        // What debugged the pod ends with it.
+                        if running[apps..].iter().any(Option::is_some) {
+                            stop_all(&mut running[apps..], grace_period(&self.pod)).await;
+                            drain_ends(&mut inbox, &mut observed).await;
+                        }
+                        self.report(&observed).await;
                         return self.until_deleted(&observed).await;
                     }
+                    self.report(&observed).await;
                 }
                 _ = sleep_until_some(next_restart) => {
                     let now = Instant::now();
                     let due: Vec<Slot> = restarts.iter().filter(|(at, _)| *at <= now).map(|(_, slot)| *slot).collect();
                     restarts.retain(|(at, _)| *at > now);
                     for slot in due {
-                        let container = slot.container(&spec);
+                        let container = slot.container(&spec, &debuggers);
                         self.launch(&pod_dir, container, slot, &mut observed, &events).await;
                     }
                     self.report(&observed).await;
@@ -456,7 +487,13 @@ impl Worker {
                     return self.until_deleted(&observed).await;
                 }
                 wake = self.wake() => match wake {
-                    Wake::Changed => {}
+                    Wake::Changed => {
+                        // Ephemeral containers added since run now.
+                        debuggers = ephemeral::containers(&self.pod);
+                        running.resize(apps + debuggers.len(), None);
+                        self.launch_ephemeral(&pod_dir, &debuggers, &mut observed, &events).await;
+                        self.report(&observed).await;
+                    }
                     Wake::Deleting => {
                         stop_all(&mut running, grace_period(&self.pod)).await;
                         self.finish_deletion().await?;
@@ -474,6 +511,23 @@ impl Worker {
                     }
                 },
             }
+        }
+    }
+
+    /// Starts the ephemeral containers not started yet (those past the statuses known), in
+    /// order.
+    async fn launch_ephemeral(
+        &self,
+        pod_dir: &std::path::Path,
+        debuggers: &[Container],
+        observed: &mut Observed,
+        events: &mpsc::Sender<Event>,
+    ) {
+        for (index, container) in debuggers.iter().enumerate().skip(observed.ephemeral.len()) {
+            let waiting =
+                status::waiting(&container.name, "ContainerCreating", None, &initial(container));
+            observed.ephemeral.push(waiting);
+            self.launch(pod_dir, container, Slot::Ephemeral(index), observed, events).await;
         }
     }
 
@@ -560,7 +614,7 @@ impl Worker {
             if command.is_empty() { args } else { command.into_iter().chain(args).collect() };
         if argv.is_empty() {
             return Err(Unrunnable::NoCommand(format!(
-                "container {:?} has no command: keelson's local node runs a Job pod's command as a local process and cannot use an image's entrypoint; give the container a command",
+                "container {:?} has no command: keelson's local node runs a process pod's command as a local process and cannot use an image's entrypoint; give the container a command",
                 container.name
             )));
         }
@@ -597,6 +651,11 @@ impl Worker {
             log_path: logs::log_path(pod_dir, &container.name, restart_count),
             pid_file: pid_file(pod_dir, &container.name),
             supervisor: self.shared.supervisor.clone(),
+            console: Console {
+                stdin: container.stdin.unwrap_or(false),
+                stdin_once: container.stdin_once.unwrap_or(false),
+                tty: container.tty.unwrap_or(false),
+            },
         })
     }
 }
@@ -630,14 +689,16 @@ fn pid_file(pod_dir: &std::path::Path, container: &str) -> PathBuf {
     pod_dir.join("pids").join(format!("{container}.pid"))
 }
 
-/// The containers (init and app) the pod's status shows running.
-fn running_slots(pod: &Pod) -> Vec<Slot> {
+/// The containers (init, app and ephemeral: `debuggers`) the pod's status shows running.
+fn running_slots(pod: &Pod, debuggers: &[Container]) -> Vec<Slot> {
     let (Some(spec), Some(status)) = (&pod.spec, &pod.status) else { return Vec::new() };
     let init = (0..spec.init_containers.as_ref().map_or(0, Vec::len)).map(Slot::Init);
     let app = (0..spec.containers.len()).map(Slot::App);
+    let ephemeral = (0..debuggers.len()).map(Slot::Ephemeral);
     init.chain(app)
+        .chain(ephemeral)
         .filter(|slot| {
-            let state = slot.reported(spec, status).and_then(|s| s.state.as_ref());
+            let state = slot.reported(spec, debuggers, status).and_then(|s| s.state.as_ref());
             state.is_some_and(|state| state.running.is_some())
         })
         .collect()
@@ -656,24 +717,32 @@ enum Unrunnable {
 enum Slot {
     Init(usize),
     App(usize),
+    Ephemeral(usize),
 }
 
 impl Slot {
-    /// The container this slot names in `spec`.
-    fn container(self, spec: &PodSpec) -> &Container {
+    /// The container this slot names in `spec`, whose ephemeral containers run as `debuggers`.
+    fn container<'a>(self, spec: &'a PodSpec, debuggers: &'a [Container]) -> &'a Container {
         match self {
             Slot::Init(i) => &spec.init_containers.as_deref().unwrap_or_default()[i],
             Slot::App(i) => &spec.containers[i],
+            Slot::Ephemeral(i) => &debuggers[i],
         }
     }
 
     /// The status a pod with `spec` reports for this slot's container, if any.
-    fn reported<'a>(self, spec: &PodSpec, status: &'a PodStatus) -> Option<&'a ContainerStatus> {
+    fn reported<'a>(
+        self,
+        spec: &PodSpec,
+        debuggers: &[Container],
+        status: &'a PodStatus,
+    ) -> Option<&'a ContainerStatus> {
         let reported = match self {
             Slot::Init(_) => &status.init_container_statuses,
             Slot::App(_) => &status.container_statuses,
+            Slot::Ephemeral(_) => &status.ephemeral_container_statuses,
         };
-        let name = &self.container(spec).name;
+        let name = &self.container(spec, debuggers).name;
         reported.iter().flatten().find(|s| &s.name == name)
     }
 }
@@ -683,6 +752,7 @@ impl Observed {
         match slot {
             Slot::Init(i) => &mut self.init[i],
             Slot::App(i) => &mut self.containers[i],
+            Slot::Ephemeral(i) => &mut self.ephemeral[i],
         }
     }
 }
@@ -706,7 +776,7 @@ enum Event {
 }
 
 /// The first status of a container.
-fn initial(container: &Container) -> ContainerStatus {
+pub(super) fn initial(container: &Container) -> ContainerStatus {
     ContainerStatus {
         name: container.name.clone(),
         image: container.image.clone().unwrap_or_default(),
@@ -719,7 +789,10 @@ fn initial(container: &Container) -> ContainerStatus {
 /// that were running and were not `adopted` died with the previous process; they are recorded
 /// as ended, and run again unless the restart policy is `Never`, in which case the pod has
 /// failed.
-fn recover(pod: &Pod, adopted: impl Fn(Slot) -> bool) -> Observed {
+///
+/// Ephemeral containers (`debuggers`) that ran are recorded too: as running if adopted, else as
+/// ended; they never run again. Those that never started start (again).
+fn recover(pod: &Pod, debuggers: &[Container], adopted: impl Fn(Slot) -> bool) -> Observed {
     let spec = pod.spec.clone().unwrap_or_default();
     let status = pod.status.clone().unwrap_or_default();
     let never = spec.restart_policy.as_deref() == Some("Never");
@@ -737,27 +810,37 @@ fn recover(pod: &Pod, adopted: impl Fn(Slot) -> bool) -> Observed {
                 return previous.clone();
             }
             lost = true;
-            let ended = Ended {
-                exit_code: 137,
-                signal: Some(9),
-                reason: "Error".into(),
-                message: Some("the process ended when keelson stopped".into()),
-                started_at: running.started_at.as_ref().map(|t| t.0),
-                finished_at: now,
-            };
-            let dead = status::terminated(&c.name, None, &ended, previous);
+            let dead = status::terminated(&c.name, None, &lost_end(running, now), previous);
             if never {
                 dead
             } else {
                 status::waiting(&c.name, "ContainerCreating", None, &status::restarted(&dead))
             }
         };
-    let mut recover_slot =
-        |slot: Slot| recover_one(slot, slot.container(&spec), slot.reported(&spec, &status));
+    let mut recover_slot = |slot: Slot| {
+        let container = slot.container(&spec, debuggers);
+        recover_one(slot, container, slot.reported(&spec, debuggers, &status))
+    };
     let init_count = spec.init_containers.as_ref().map_or(0, Vec::len);
     let init: Vec<ContainerStatus> = (0..init_count).map(|i| recover_slot(Slot::Init(i))).collect();
     let containers: Vec<ContainerStatus> =
         (0..spec.containers.len()).map(|i| recover_slot(Slot::App(i))).collect();
+    let ephemeral: Vec<ContainerStatus> = (0..debuggers.len())
+        .map_while(|i| {
+            let slot = Slot::Ephemeral(i);
+            let previous = slot.reported(&spec, debuggers, &status)?;
+            let state = previous.state.as_ref()?;
+            match (&state.running, &state.terminated) {
+                (Some(_), _) if adopted(slot) => Some(previous.clone()),
+                (Some(running), _) => {
+                    let ended = lost_end(running, now);
+                    Some(status::terminated(&previous.name, None, &ended, previous))
+                }
+                (None, Some(_)) => Some(previous.clone()),
+                (None, None) => None,
+            }
+        })
+        .collect();
     let phase = match status.phase.as_deref() {
         _ if lost && never => "Failed",
         Some("Succeeded") => "Succeeded",
@@ -768,11 +851,25 @@ fn recover(pod: &Pod, adopted: impl Fn(Slot) -> bool) -> Observed {
     Observed {
         init,
         containers,
+        ephemeral,
         phase: Some(phase),
         reason: status.reason.clone(),
         message: status.message.clone(),
         start_time: Some(status.start_time.map_or(now, |t| t.0)),
         pod_ip: Some("127.0.0.1".into()),
+    }
+}
+
+/// How a container that was running when `keelson up` stopped, and was not found again,
+/// ended.
+fn lost_end(running: &ContainerStateRunning, now: Timestamp) -> Ended {
+    Ended {
+        exit_code: 137,
+        signal: Some(9),
+        reason: "Error".into(),
+        message: Some("the process ended when keelson stopped".into()),
+        started_at: running.started_at.as_ref().map(|t| t.0),
+        finished_at: now,
     }
 }
 
@@ -823,7 +920,8 @@ async fn drain_ends(inbox: &mut mpsc::Receiver<Event>, observed: &mut Observed) 
             let cell = observed.slot_mut(slot);
             *cell = status::terminated(&cell.name.clone(), None, &ended, cell);
         }
-        if observed.containers.iter().all(|s| status::exit_code(s).is_some()) {
+        let all = observed.containers.iter().chain(&observed.ephemeral);
+        if all.clone().all(|s| status::exit_code(s).is_some()) {
             break;
         }
     }

@@ -19,6 +19,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::attach::Console;
 use super::logs::{LogStream, LogWriter};
 use super::supervisor::{self, ExitRecord};
 
@@ -51,6 +52,8 @@ pub struct ProcessSpec {
     /// The `keelson` executable to run the process under (see [`super::supervisor`]), so it
     /// outlives this process; run directly when `None`.
     pub supervisor: Option<PathBuf>,
+    /// Its input and terminal for attaching clients; only a supervised process has them.
+    pub console: Console,
 }
 
 /// Why a process could not be started, as the container's terminated state reports it. The
@@ -264,7 +267,13 @@ pub async fn start(spec: ProcessSpec) -> Result<RunningProcess, StartFailure> {
             }
             let _ = tokio::fs::remove_file(record).await;
             let mut command = Command::new(exe);
-            let args = supervisor::arguments(&spec.log_path, record, &spec.program, &spec.args);
+            let args = supervisor::arguments(
+                &spec.log_path,
+                record,
+                spec.console,
+                &spec.program,
+                &spec.args,
+            );
             command.args(args).stdout(Stdio::null()).stderr(Stdio::null());
             command
         }
@@ -615,6 +624,7 @@ mod tests {
             log_path: logs::log_path(dir, "main", 0),
             pid_file: dir.join("pids/main.pid"),
             supervisor: None,
+            console: Console::default(),
         }
     }
 

@@ -1,27 +1,32 @@
 //! The supervisor a container process runs under, so that it outlives `keelson up`.
 //!
-//! Run as `<keelson> supervise <log> <exit record> -- <program> <args…>` by the kubelet (in the
-//! container's process group, with its environment and working directory), the supervisor
-//! starts the program, copies its output into the container's log and, when it ends, writes
-//! an [`ExitRecord`] next to the pid file. If `keelson up` is killed meanwhile, the program
-//! keeps running and logging; the next `keelson up` adopts it and reads how it ended from the
-//! record, so a Job's attempt is neither lost nor run twice.
+//! Run as `<keelson> supervise [--stdin] [--stdin-once] [--tty] <log> <exit record> -- <program>
+//! <args…>` by the kubelet (in the container's process group, with its environment and working
+//! directory), the supervisor starts the program, copies its output into the container's log,
+//! serves it and the program's input to attaching clients (see [`super::attach`]) and, when it
+//! ends, writes an [`ExitRecord`] next to the pid file. If `keelson up` is killed meanwhile,
+//! the program keeps running and logging; the next `keelson up` adopts it and reads how it
+//! ended from the record, so a Job's attempt is neither lost nor run twice.
 //!
 //! The supervisor ignores SIGTERM, SIGINT and SIGHUP (handled, not ignored, so the program
 //! keeps their default dispositions): the kubelet signals the whole process group, and the
-//! supervisor must outlive the program to record its end. After the program exits and its
-//! output is drained, the supervisor kills what is left of the group, itself included.
+//! supervisor must outlive the program to record its end. A program on a terminal leads a
+//! session (and so a process group) of its own: the supervisor passes those signals on to it.
+//! After the program exits and its output is drained, the supervisor kills what is left of its
+//! groups, itself included.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use jiff::Timestamp;
-use rustix::process::{Signal, getpgrp, kill_process_group};
+use rustix::process::{Pid, Signal, getpgrp, kill_process_group};
 use serde::{Deserialize, Serialize};
-use tokio::process::Command;
+use tokio::io::AsyncRead;
+use tokio::process::{Child, Command};
 use tokio::signal::unix::{SignalKind, signal};
 
+use super::attach::{self, Chunk, Console, Tee, Writer};
 use super::logs::{LogStream, LogWriter};
 
 /// The `keelson` subcommand that runs a supervisor.
@@ -47,16 +52,36 @@ pub struct ExitRecord {
 }
 
 /// The arguments after the supervisor's executable for supervising `program`.
-pub fn arguments(log: &Path, record: &Path, program: &str, args: &[String]) -> Vec<String> {
-    let mut all = vec![
-        SUBCOMMAND.to_owned(),
-        log.display().to_string(),
-        record.display().to_string(),
-        "--".to_owned(),
-        program.to_owned(),
-    ];
+pub fn arguments(
+    log: &Path,
+    record: &Path,
+    console: Console,
+    program: &str,
+    args: &[String],
+) -> Vec<String> {
+    let mut all = vec![SUBCOMMAND.to_owned()];
+    let flags =
+        [(console.stdin, "--stdin"), (console.stdin_once, "--stdin-once"), (console.tty, "--tty")];
+    all.extend(flags.iter().filter(|(on, _)| *on).map(|(_, flag)| (*flag).to_owned()));
+    all.extend([log.display().to_string(), record.display().to_string(), "--".to_owned()]);
+    all.push(program.to_owned());
     all.extend(args.iter().cloned());
     all
+}
+
+/// Splits the console flags off the front of `args`.
+fn console_flags(mut args: &[String]) -> (Console, &[String]) {
+    let mut console = Console::default();
+    while let Some((first, rest)) = args.split_first() {
+        match first.as_str() {
+            "--stdin" => console.stdin = true,
+            "--stdin-once" => console.stdin_once = true,
+            "--tty" => console.tty = true,
+            _ => break,
+        }
+        args = rest;
+    }
+    (console, args)
 }
 
 /// The exit record of the process whose pid file is `pid_file`.
@@ -72,12 +97,15 @@ pub fn read_record(path: &Path) -> Option<ExitRecord> {
 /// Runs the supervisor with the arguments after [`SUBCOMMAND`]; returns the exit code to end
 /// with if the final group kill did not end it first.
 pub async fn main(args: &[String]) -> i32 {
+    const USAGE: &str =
+        "[--stdin] [--stdin-once] [--tty] <log> <exit record> -- <program> [args...]";
+    let (console, args) = console_flags(args);
     let [log, record_file, separator, program, rest @ ..] = args else {
-        eprintln!("usage: keelson {SUBCOMMAND} <log> <exit record> -- <program> [args...]");
+        eprintln!("usage: keelson {SUBCOMMAND} {USAGE}");
         return 2;
     };
     if separator != "--" {
-        eprintln!("usage: keelson {SUBCOMMAND} <log> <exit record> -- <program> [args...]");
+        eprintln!("usage: keelson {SUBCOMMAND} {USAGE}");
         return 2;
     }
     // Handled rather than ignored, so the program starts with the default dispositions.
@@ -88,7 +116,7 @@ pub async fn main(args: &[String]) -> i32 {
             Err(error) => eprintln!("keelson {SUBCOMMAND}: cannot handle signals: {error}"),
         }
     }
-    let record = supervise(Path::new(log), program, rest).await;
+    let record = supervise(Path::new(log), console, program, rest).await;
     if let Err(error) = write_record(Path::new(record_file), &record) {
         eprintln!("keelson {SUBCOMMAND}: cannot write the exit record: {error}");
     }
@@ -99,9 +127,10 @@ pub async fn main(args: &[String]) -> i32 {
     record.exit_code
 }
 
-/// Runs `program` with `args`, copying its output into a new log at `log`, and says how it
-/// ended. A program that cannot be started ends `ContainerCannotRun`, its message logged.
-pub async fn supervise(log: &Path, program: &str, args: &[String]) -> ExitRecord {
+/// Runs `program` with `args` as `console` says, copying its output into a new log at `log`
+/// and serving attaching clients, and says how it ended. A program that cannot be started ends
+/// `ContainerCannotRun`, its message logged.
+pub async fn supervise(log: &Path, console: Console, program: &str, args: &[String]) -> ExitRecord {
     let writer = match LogWriter::create(log).await {
         Ok(writer) => writer,
         Err(error) => {
@@ -109,14 +138,11 @@ pub async fn supervise(log: &Path, program: &str, args: &[String]) -> ExitRecord
             return cannot_run(message, 128);
         }
     };
-    let spawned = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match spawned {
-        Ok(child) => child,
+    // Bound before the program starts, so a client never finds it running but unattachable.
+    let listener = attach::listen(log);
+    let output = attach::output_channel();
+    let Started { mut child, outputs, input } = match start(program, args, console, &output) {
+        Ok(started) => started,
         Err(error) => {
             let (message, code) = super::process::spawn_failure_message(program, &error);
             // The failure is recorded even if the log cannot take it.
@@ -124,17 +150,37 @@ pub async fn supervise(log: &Path, program: &str, args: &[String]) -> ExitRecord
             return cannot_run(message, code);
         }
     };
-    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    // A program on a terminal leads a group of its own, which the kubelet's signals miss.
+    let own_group = child.id().filter(|_| console.tty).and_then(|pid| Pid::from_raw(pid as i32));
+    let forwarding: Vec<_> = own_group.map(forward_signals).unwrap_or_default();
+    let (ended, end) = tokio::sync::oneshot::channel::<()>();
+    // Without a listener nobody can attach: the input, if any, ends at once.
+    let serving = listener.ok().map(|listener| {
+        let input = input.map(Writer::spawn);
+        tokio::spawn(attach::serve(listener, output.clone(), input, console, async {
+            let _ = end.await;
+        }))
+    });
+    drop(output);
     let mut capture = tokio::spawn(async move {
-        match (stdout, stderr) {
-            (Some(stdout), Some(stderr)) => writer.capture(stdout, stderr).await,
-            _ => Ok(()),
-        }
+        let copies = outputs.into_iter().map(|(stream, reader)| writer.copy_lines(stream, reader));
+        futures::future::join_all(copies).await;
     });
     let status = child.wait().await;
     let finished_at = Timestamp::now();
     if tokio::time::timeout(DRAIN_TIMEOUT, &mut capture).await.is_err() {
         capture.abort();
+    }
+    let _ = ended.send(());
+    if let Some(serving) = serving {
+        // A client that does not read its output holds the supervisor up only so long.
+        let _ = tokio::time::timeout(DRAIN_TIMEOUT, serving).await;
+    }
+    for task in forwarding {
+        task.abort();
+    }
+    if let Some(group) = own_group {
+        let _ = kill_process_group(group, Signal::KILL);
     }
     let exit = super::process::Exit::from_status(status, finished_at);
     ExitRecord {
@@ -144,6 +190,75 @@ pub async fn supervise(log: &Path, program: &str, args: &[String]) -> ExitRecord
         reason: exit.reason.to_owned(),
         message: None,
     }
+}
+
+/// A started program: the process, its output streams (each offered to attaching clients as
+/// it is read) and where its input goes, if it takes any.
+struct Started {
+    child: Child,
+    outputs: Vec<(LogStream, Box<dyn AsyncRead + Unpin + Send>)>,
+    input: Option<Writer>,
+}
+
+/// Starts the program: on a new terminal with `tty` (its output all stdout, as a container's
+/// on a terminal is), else on pipes; its input open only with `stdin`.
+fn start(
+    program: &str,
+    args: &[String],
+    console: Console,
+    output: &tokio::sync::broadcast::Sender<Chunk>,
+) -> std::io::Result<Started> {
+    let tee =
+        |reader: Box<dyn AsyncRead + Unpin + Send>, stream| -> Box<dyn AsyncRead + Unpin + Send> {
+            Box::new(Tee::new(reader, stream, output.clone()))
+        };
+    if console.tty {
+        let (pty, pts) = pty_process::open().map_err(attach::pty_error)?;
+        let _ = pty.resize(pty_process::Size::new(24, 80));
+        let child =
+            pty_process::Command::new(program).args(args).spawn(pts).map_err(attach::pty_error)?;
+        let (read, write) = pty.into_split();
+        let outputs: Vec<(LogStream, Box<dyn AsyncRead + Unpin + Send>)> =
+            vec![(LogStream::Stdout, tee(Box::new(read), attach::STDOUT))];
+        let input = console.stdin.then_some(Writer::Terminal(write));
+        return Ok(Started { child, outputs, input });
+    }
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(if console.stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut outputs: Vec<(LogStream, Box<dyn AsyncRead + Unpin + Send>)> = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        outputs.push((LogStream::Stdout, tee(Box::new(stdout), attach::STDOUT)));
+    }
+    if let Some(stderr) = child.stderr.take() {
+        outputs.push((LogStream::Stderr, tee(Box::new(stderr), attach::STDERR)));
+    }
+    let input = child.stdin.take().map(Writer::Pipe);
+    Ok(Started { child, outputs, input })
+}
+
+/// Passes the kubelet's stop signals, and a terminal's, on to the group of a program that
+/// leads a session of its own.
+fn forward_signals(group: Pid) -> Vec<tokio::task::JoinHandle<()>> {
+    let kinds = [
+        (SignalKind::terminate(), Signal::TERM),
+        (SignalKind::interrupt(), Signal::INT),
+        (SignalKind::hangup(), Signal::HUP),
+    ];
+    kinds
+        .into_iter()
+        .filter_map(|(kind, sent)| {
+            let mut stream = signal(kind).ok()?;
+            Some(tokio::spawn(async move {
+                while stream.recv().await.is_some() {
+                    let _ = kill_process_group(group, sent);
+                }
+            }))
+        })
+        .collect()
 }
 
 fn cannot_run(message: String, exit_code: i32) -> ExitRecord {
@@ -169,14 +284,16 @@ fn write_record(path: &Path, record: &ExitRecord) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::node::runtime::attach::{Frame, write_frame};
     use crate::node::runtime::logs::{self, LogOptions};
+    use tokio::net::UnixStream;
 
     #[tokio::test]
     async fn the_program_s_output_and_end_are_recorded() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("main.log");
         let args = ["-c".to_owned(), "echo out; echo err >&2; exit 3".to_owned()];
-        let record = supervise(&log, "sh", &args).await;
+        let record = supervise(&log, Console::default(), "sh", &args).await;
         assert_eq!((record.exit_code, record.reason.as_str()), (3, "Error"));
         let text = String::from_utf8(logs::read(&log, &LogOptions::default()).unwrap()).unwrap();
         let mut lines: Vec<&str> = text.lines().collect();
@@ -194,15 +311,111 @@ mod tests {
     async fn a_missing_program_cannot_run_and_says_why_in_the_log() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("main.log");
-        let record = supervise(&log, "/no/such/program", &[]).await;
+        let record = supervise(&log, Console::default(), "/no/such/program", &[]).await;
         assert_eq!((record.exit_code, record.reason.as_str()), (127, "ContainerCannotRun"));
         let text = String::from_utf8(logs::read(&log, &LogOptions::default()).unwrap()).unwrap();
         assert!(text.contains("no such file or directory"), "{text}");
     }
 
     #[test]
-    fn the_command_line_puts_the_program_after_the_separator() {
-        let args = arguments(Path::new("/l"), Path::new("/r"), "sh", &["-c".into(), "true".into()]);
-        assert_eq!(args, ["supervise", "/l", "/r", "--", "sh", "-c", "true"]);
+    fn the_command_line_puts_the_console_first_and_the_program_after_the_separator() {
+        let args = ["-c".to_owned(), "true".to_owned()];
+        let plain = arguments(Path::new("/l"), Path::new("/r"), Console::default(), "sh", &args);
+        assert_eq!(plain, ["supervise", "/l", "/r", "--", "sh", "-c", "true"]);
+        let console = Console { stdin: true, stdin_once: false, tty: true };
+        let full = arguments(Path::new("/l"), Path::new("/r"), console, "sh", &args);
+        assert_eq!(full, ["supervise", "--stdin", "--tty", "/l", "/r", "--", "sh", "-c", "true"]);
+        assert_eq!(console_flags(&full[1..]), (console, &plain[1..]));
+    }
+
+    /// Supervises `script` (for `sh -c`) as `console` says in the background; returns the log
+    /// path, a client attached to it, and the supervisor's task.
+    async fn attached(
+        dir: &Path,
+        console: Console,
+        script: &str,
+    ) -> (PathBuf, UnixStream, tokio::task::JoinHandle<ExitRecord>) {
+        let log = dir.join("main-0.log");
+        let args = vec!["-c".to_owned(), script.to_owned()];
+        let task = tokio::spawn({
+            let log = log.clone();
+            async move { supervise(&log, console, "sh", &args).await }
+        });
+        for _ in 0..200 {
+            if let Ok(client) = attach::connect(&log).await {
+                return (log, client, task);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the supervisor never listened");
+    }
+
+    /// Everything the client receives until the supervisor closes the connection.
+    async fn output_of(client: &mut UnixStream) -> String {
+        let mut text = Vec::new();
+        while let Some(frame) = attach::read_frame(client).await.unwrap() {
+            if let Frame::Output { data, .. } = frame {
+                text.extend_from_slice(&data);
+            }
+        }
+        String::from_utf8(text).unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_attached_client_feeds_the_program_and_reads_its_output_live() {
+        let dir = tempfile::tempdir().unwrap();
+        let console = Console { stdin: true, stdin_once: true, tty: false };
+        let script = "read line; echo got $line; echo done >&2; cat";
+        let (log, mut client, task) = attached(dir.path(), console, script).await;
+        write_frame(&mut client, &Frame::Hello { stdin: true }).await.unwrap();
+        write_frame(&mut client, &Frame::Stdin("hello\nrest\n".into())).await.unwrap();
+        // With stdinOnce, the end of the client's input is the end of the program's.
+        write_frame(&mut client, &Frame::EndInput).await.unwrap();
+        let mut lines: Vec<String> = output_of(&mut client).await.lines().map(Into::into).collect();
+        lines.sort_unstable();
+        assert_eq!(lines, ["done", "got hello", "rest"]);
+        assert_eq!(task.await.unwrap().exit_code, 0);
+        let text = String::from_utf8(logs::read(&log, &LogOptions::default()).unwrap()).unwrap();
+        assert!(text.contains("got hello") && text.contains("rest"), "the log has it too: {text}");
+    }
+
+    #[tokio::test]
+    async fn a_client_that_leaves_ends_the_input_only_with_stdin_once() {
+        let dir = tempfile::tempdir().unwrap();
+        // Without stdinOnce the input stays open for the next client.
+        let kept = Console { stdin: true, stdin_once: false, tty: false };
+        let (_, mut first, task) = attached(dir.path(), kept, "read a; read b; echo $a $b").await;
+        write_frame(&mut first, &Frame::Hello { stdin: true }).await.unwrap();
+        write_frame(&mut first, &Frame::Stdin("one\n".into())).await.unwrap();
+        drop(first);
+        let mut second = attach::connect(&dir.path().join("main-0.log")).await.unwrap();
+        write_frame(&mut second, &Frame::Hello { stdin: true }).await.unwrap();
+        write_frame(&mut second, &Frame::Stdin("two\n".into())).await.unwrap();
+        assert_eq!(output_of(&mut second).await, "one two\n");
+        assert_eq!(task.await.unwrap().exit_code, 0);
+
+        let dir = tempfile::tempdir().unwrap();
+        let once = Console { stdin: true, stdin_once: true, tty: false };
+        let (_, mut client, task) = attached(dir.path(), once, "cat; echo input ended").await;
+        write_frame(&mut client, &Frame::Hello { stdin: true }).await.unwrap();
+        drop(client);
+        let record = tokio::time::timeout(Duration::from_secs(10), task).await.unwrap().unwrap();
+        assert_eq!(record.exit_code, 0);
+    }
+
+    #[tokio::test]
+    async fn a_program_on_a_terminal_is_attached_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let console = Console { stdin: true, stdin_once: true, tty: true };
+        // Output before a client arrives is not repeated to it: the program waits for input.
+        let script = "read x; tty; echo typed $x";
+        let (_, mut client, task) = attached(dir.path(), console, script).await;
+        write_frame(&mut client, &Frame::Hello { stdin: true }).await.unwrap();
+        write_frame(&mut client, &Frame::Resize { width: 100, height: 30 }).await.unwrap();
+        write_frame(&mut client, &Frame::Stdin("abc\n".into())).await.unwrap();
+        let text = output_of(&mut client).await;
+        assert!(text.contains("/dev/pts/"), "{text}");
+        assert!(text.contains("typed abc"), "{text}");
+        assert_eq!(task.await.unwrap().exit_code, 0);
     }
 }

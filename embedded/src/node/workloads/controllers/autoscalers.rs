@@ -17,6 +17,10 @@ use crate::node::workloads::autoscaler::{self, PodSample};
 /// How often an autoscaler reads its pods again (upstream's default sync period).
 const SYNC: Duration = Duration::from_secs(15);
 
+/// How long a target kind's resolution through discovery is used before it is asked again, as
+/// clients cache discovery; a failed read of a target's scale asks again at once.
+const TARGET_KIND_TTL: Duration = Duration::from_secs(300);
+
 /// One pass of an autoscaler.
 pub(super) async fn reconcile_autoscaler(
     hpa: Arc<HorizontalPodAutoscaler>,
@@ -29,7 +33,7 @@ pub(super) async fn reconcile_autoscaler(
     let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), &namespace);
     let target = hpa.spec.as_ref().map(|s| s.scale_target_ref.clone()).unwrap_or_default();
     let now = Timestamp::now();
-    let scales = match target_api(&ctx.client, &namespace, &target).await {
+    let scales = match target_api(&ctx, &namespace, &target).await {
         Ok(api) => api,
         Err(why) => {
             let status = autoscaler::unable(&hpa, "FailedGetScale", &why, now);
@@ -40,6 +44,11 @@ pub(super) async fn reconcile_autoscaler(
     let scale = match scales.get_scale(&target.name).await {
         Ok(scale) => scale,
         Err(error) => {
+            // The kind may be gone or served otherwise now.
+            ctx.scale_targets
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&target_kind(&target));
             let why = format!(
                 "the HPA controller was unable to get the target's current scale: {}",
                 api_message(&error)
@@ -81,20 +90,42 @@ pub(super) async fn reconcile_autoscaler(
     Ok(Action::requeue(SYNC))
 }
 
+/// The kind an autoscaler targets.
+fn target_kind(
+    target: &k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference,
+) -> GroupVersionKind {
+    let api_version = target.api_version.as_deref().unwrap_or("v1");
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    GroupVersionKind::gvk(group, version, &target.kind)
+}
+
 /// The API of the autoscaler's target kind (any kind with a `scale` subresource), or why there
-/// is none.
+/// is none; the kind is resolved through discovery at most every [`TARGET_KIND_TTL`].
 async fn target_api(
-    client: &Client,
+    ctx: &Context,
     namespace: &str,
     target: &k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference,
 ) -> std::result::Result<Api<DynamicObject>, String> {
-    let api_version = target.api_version.as_deref().unwrap_or("v1");
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let kind = GroupVersionKind::gvk(group, version, &target.kind);
-    let (resource, _) = kube::discovery::pinned_kind(client, &kind).await.map_err(|error| {
-        format!("the HPA controller was unable to get the target's current scale: no {api_version} {} is served: {error}", target.kind)
-    })?;
-    Ok(Api::namespaced_with(client.clone(), namespace, &resource))
+    let kind = target_kind(target);
+    let cached = || {
+        let known = ctx.scale_targets.lock().unwrap_or_else(|e| e.into_inner());
+        let (resource, at) = known.get(&kind)?;
+        (at.elapsed() < TARGET_KIND_TTL).then(|| resource.clone())
+    };
+    let resource = match cached() {
+        Some(resource) => resource,
+        None => {
+            let (resource, _) =
+                kube::discovery::pinned_kind(&ctx.client, &kind).await.map_err(|error| {
+                    let api_version = target.api_version.as_deref().unwrap_or("v1");
+                    format!("the HPA controller was unable to get the target's current scale: no {api_version} {} is served: {error}", target.kind)
+                })?;
+            let mut known = ctx.scale_targets.lock().unwrap_or_else(|e| e.into_inner());
+            known.insert(kind, (resource.clone(), Instant::now()));
+            resource
+        }
+    };
+    Ok(Api::namespaced_with(ctx.client.clone(), namespace, &resource))
 }
 
 /// The selected pods that count (neither finished nor being deleted), with what they request

@@ -11,7 +11,7 @@ mod volumes;
 mod workloads;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{
@@ -56,6 +56,10 @@ pub struct Context {
     /// Each autoscaler's recent recommendations (by uid), for its stabilization windows.
     pub recommendations:
         std::sync::Mutex<std::collections::HashMap<String, Vec<autoscaler::Recommended>>>,
+    /// The resources autoscalers' target kinds resolved to through discovery, and when.
+    pub scale_targets: std::sync::Mutex<
+        std::collections::HashMap<kube::core::GroupVersionKind, (kube::core::ApiResource, Instant)>,
+    >,
 }
 
 /// Why a reconcile failed (it is retried).
