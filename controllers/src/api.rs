@@ -25,13 +25,24 @@ impl<K> Namespaced for K where
 {
 }
 
-/// Logs the reconciles that failed (kube-runtime retries them per the error policy).
-pub fn log<T, E: std::fmt::Display>(
+/// Logs the reconciles that failed, and the watch errors that held them up, as warnings:
+/// kube-runtime retries them per the error policy, but one that keeps failing is what an
+/// operator needs to see. A requeue of an object deleted meanwhile is routine and only debug.
+pub fn log<T, R: std::error::Error, Q: std::error::Error>(
     controller: &'static str,
-) -> impl FnMut(Result<T, E>) -> futures::future::Ready<()> {
+) -> impl FnMut(Result<T, kube::runtime::controller::Error<R, Q>>) -> futures::future::Ready<()> {
+    use kube::runtime::controller::Error;
     move |result| {
-        if let Err(error) = result {
-            tracing::debug!(controller, %error, "reconcile failed");
+        match result {
+            Ok(_) => {}
+            Err(Error::ObjectNotFound(object)) => {
+                tracing::debug!(controller, %object, "reconcile of a deleted object skipped");
+            }
+            Err(Error::ReconcilerFailed(error, object)) => {
+                tracing::warn!(controller, %object, %error, "reconcile failed");
+            }
+            Err(Error::QueueError(error)) => tracing::warn!(controller, %error, "watch failed"),
+            Err(error) => tracing::warn!(controller, %error, "reconcile failed"),
         }
         futures::future::ready(())
     }
