@@ -43,8 +43,9 @@ impl Context {
         namespace: &str,
         plan: &Plan,
     ) -> Result<BTreeMap<String, Arc<Agent>>> {
-        // The writer lives as long as the controllers; if it is gone, nothing runs anyway.
-        let _ = self.agents.wait_until_ready().await;
+        // Never `wait_until_ready` here: the Agent controller's runner waits on the same store,
+        // and kube-runtime wakes only whichever waiter polled last, so a reconcile could wait
+        // forever. Before the first list the cache is empty and the API answers instead.
         let api = Api::<Agent>::namespaced(self.client.clone(), namespace);
         let mut found = BTreeMap::new();
         for node in &plan.nodes {

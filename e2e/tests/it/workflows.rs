@@ -182,7 +182,8 @@ fn a_crash_mid_run_resumes_without_running_anything_twice() {
         k.kubectl(&["wait", "--for=condition=Succeeded", &format!("run/{RUN}"), "--timeout=60s"]);
     assert!(
         waited.status.success(),
-        "the run did not succeed after its gate was approved:\n{}\n{}\n{}",
+        "the run did not succeed after its gate was approved ({}):\n{}\n{}\n{}",
+        String::from_utf8_lossy(&waited.stderr).trim(),
         k.ok(&["get", "run", RUN, "-o", "yaml"]),
         k.ok(&["get", "jobs,pods", "-o", "wide"]),
         k.ok(&["get", "events", "--sort-by=.metadata.creationTimestamp"])
