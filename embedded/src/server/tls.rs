@@ -153,17 +153,27 @@ fn write_file(path: &Path, contents: &str) -> Result<(), CredentialsError> {
         .map_err(|source| CredentialsError::Io { path: path.to_owned(), source })
 }
 
-/// Writes `contents` readable by the owner only.
+/// Writes `contents` readable by the owner only, replacing the file at once: a reader (kubectl
+/// reading the kubeconfig while `keelson up` restarts, a process reading its token) sees the
+/// old contents or the new, never a truncated file.
 pub fn write_secret(path: &Path, contents: &str) -> Result<(), CredentialsError> {
     let io = |source| CredentialsError::Io { path: path.to_owned(), source };
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(io)?;
-    file.write_all(contents.as_bytes()).map_err(io)
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let staged = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&staged)?;
+        file.write_all(contents.as_bytes())?;
+        std::fs::rename(&staged, path)
+    };
+    write().map_err(|source| {
+        let _ = std::fs::remove_file(&staged);
+        io(source)
+    })
 }
 
 #[cfg(test)]
@@ -187,5 +197,29 @@ mod tests {
             assert_eq!(mode & 0o777, 0o600, "{secret}");
         }
         assert!(!format!("{first:?}").contains(&first.token));
+    }
+
+    #[test]
+    fn a_rewritten_secret_is_never_seen_half_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        let versions = ["a".repeat(64 * 1024), "b".repeat(96 * 1024)];
+        write_secret(&path, &versions[0]).unwrap();
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                for i in 0..200 {
+                    write_secret(&path, &versions[i % 2]).unwrap();
+                }
+            });
+            while !writer.is_finished() {
+                let read = std::fs::read_to_string(&path).unwrap();
+                assert!(versions.contains(&read), "read {} bytes", read.len());
+            }
+        });
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no staged file is left behind");
     }
 }
