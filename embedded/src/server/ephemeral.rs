@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use super::errors::{ApiError, ApiResult, Cause};
+use crate::validation::{Bad, FieldError, FieldErrors, duplicate, forbidden, not_found, required};
+
+use super::errors::{ApiError, ApiResult};
 
 /// The subresource's URL segment.
 pub(crate) const SUBRESOURCE: &str = "ephemeralcontainers";
@@ -28,18 +30,18 @@ pub(crate) fn merge(old: &Value, new: &Value) -> ApiResult<Value> {
     let empty = Vec::new();
     let before = ephemeral_containers(old).unwrap_or(&empty);
     let after = ephemeral_containers(new).unwrap_or(&empty);
-    let mut causes = Vec::new();
+    let mut causes: Vec<FieldError> = Vec::new();
     for (i, kept) in before.iter().enumerate() {
         let name = kept["name"].as_str().unwrap_or_default();
         let field = format!("spec.ephemeralContainers[{i}]");
         match after.iter().find(|c| c["name"] == kept["name"]) {
             None => causes.push(forbidden(
-                field,
-                format!("existing ephemeral containers \"{name}\" may not be removed"),
+                &field,
+                &format!("existing ephemeral containers \"{name}\" may not be removed"),
             )),
             Some(now) if now != kept => causes.push(forbidden(
-                field,
-                format!("existing ephemeral containers \"{name}\" may not be changed"),
+                &field,
+                &format!("existing ephemeral containers \"{name}\" may not be changed"),
             )),
             Some(_) => {}
         }
@@ -58,32 +60,24 @@ pub(crate) fn merge(old: &Value, new: &Value) -> ApiResult<Value> {
             continue;
         }
         if name.is_empty() {
-            causes.push(required(field("name")));
+            causes.push(required(&field("name"), ""));
         } else if taken.contains(&name) {
-            causes.push(Cause {
-                reason: "FieldValueDuplicate".into(),
-                message: format!("Duplicate value: \"{name}\""),
-                field: field("name"),
-            });
+            causes.push(duplicate(&field("name"), Bad::Str(name)));
         }
         taken.push(name);
         if container["image"].as_str().is_none_or(str::is_empty) {
-            causes.push(required(field("image")));
+            causes.push(required(&field("image"), ""));
         }
         for forbidden_field in FORBIDDEN {
             if container.get(forbidden_field).is_some_and(|v| !is_empty(v)) {
-                let message = "cannot be set for an Ephemeral Container".to_owned();
-                causes.push(forbidden(field(forbidden_field), message));
+                let message = "cannot be set for an Ephemeral Container";
+                causes.push(forbidden(&field(forbidden_field), message));
             }
         }
         if let Some(target) = container["targetContainerName"].as_str()
             && !targets.contains(&target)
         {
-            causes.push(Cause {
-                reason: "FieldValueNotFound".into(),
-                message: format!("Not found: \"{target}\""),
-                field: field("targetContainerName"),
-            });
+            causes.push(not_found(&field("targetContainerName"), Bad::Str(target)));
         }
         let mut container = container.clone();
         if let Some(map) = container.as_object_mut() {
@@ -93,7 +87,7 @@ pub(crate) fn merge(old: &Value, new: &Value) -> ApiResult<Value> {
     }
     if !causes.is_empty() {
         let name = old.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-        return Err(ApiError::invalid("", "Pod", name, causes));
+        return Err(ApiError::from_field_errors("", "Pod", name, &FieldErrors(causes)));
     }
     let mut merged = old.clone();
     let all: Vec<Value> = before.iter().cloned().chain(added).collect();
@@ -127,14 +121,6 @@ fn is_empty(value: &Value) -> bool {
         Value::Array(items) => items.is_empty(),
         _ => false,
     }
-}
-
-fn forbidden(field: String, message: String) -> Cause {
-    Cause { reason: "FieldValueForbidden".into(), message: format!("Forbidden: {message}"), field }
-}
-
-fn required(field: String) -> Cause {
-    Cause { reason: "FieldValueRequired".into(), message: "Required value".into(), field }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::storage::StoreError;
-use crate::validation::FieldErrors;
+use crate::validation::{FieldError, FieldErrors};
 
 /// A cause inside a `Status`'s details: one field and what is wrong with it.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,6 +17,16 @@ pub struct Cause {
     pub message: String,
     /// The field at fault, e.g. `spec.replicas`.
     pub field: String,
+}
+
+impl From<&FieldError> for Cause {
+    fn from(error: &FieldError) -> Self {
+        Cause {
+            reason: error.kind.cause_type().to_owned(),
+            message: error.message.clone(),
+            field: error.field.clone(),
+        }
+    }
 }
 
 /// An error answered as a `Status`.
@@ -137,16 +147,7 @@ impl ApiError {
 
     /// 422 from schema validation errors.
     pub fn from_field_errors(group: &str, kind: &str, name: &str, errors: &FieldErrors) -> Self {
-        let causes = errors
-            .0
-            .iter()
-            .map(|e| Cause {
-                reason: e.kind.cause_type().to_owned(),
-                message: e.message.clone(),
-                field: e.field.clone(),
-            })
-            .collect();
-        Self::invalid(group, kind, name, causes)
+        Self::invalid(group, kind, name, errors.0.iter().map(Cause::from).collect())
     }
 
     /// 400 for a malformed request.

@@ -15,7 +15,7 @@ mod object_checks;
 mod objects;
 mod paths;
 mod pod_attach;
-mod pod_exec;
+pub(crate) mod pod_exec;
 pub mod pod_log;
 mod port_forward;
 mod query;

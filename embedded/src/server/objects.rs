@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{ResourceInfo, Subresource};
+use crate::validation::{forbidden, required};
 
 use super::errors::{ApiError, ApiResult, Cause};
 
@@ -204,11 +205,7 @@ pub fn prepare_create(
                 &info.group,
                 &info.kind,
                 "",
-                vec![Cause {
-                    reason: "FieldValueRequired".into(),
-                    message: "Required value: name or generateName is required".into(),
-                    field: "metadata.name".into(),
-                }],
+                vec![Cause::from(&required("metadata.name", "name or generateName is required"))],
             ));
         }
     };
@@ -347,13 +344,10 @@ pub fn prepare_update(
                 &info.group,
                 &info.kind,
                 &name,
-                vec![Cause {
-                    reason: "FieldValueForbidden".into(),
-                    message:
-                        "Forbidden: no new finalizers can be added if the object is being deleted"
-                            .into(),
-                    field: "metadata.finalizers".into(),
-                }],
+                vec![Cause::from(&forbidden(
+                    "metadata.finalizers",
+                    "no new finalizers can be added if the object is being deleted",
+                ))],
             ));
         }
     }

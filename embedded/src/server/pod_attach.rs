@@ -19,8 +19,8 @@ use crate::node::runtime::attach::{self, Frame, read_frame, write_frame};
 use super::ApiState;
 use super::errors::{ApiError, ApiResult};
 use super::pod_exec::{
-    CLOSE, ERROR, PROTOCOLS, RESIZE, RunningContainer, STDIN, StreamOptions, closing, frame,
-    running_process, success, terminal_size, websocket,
+    CLOSE, ERROR, PROTOCOLS, RESIZE, RunningContainer, STDERR, STDIN, StreamOptions, closing,
+    frame, running_process, success, terminal_size, websocket,
 };
 use super::pod_log::{container_status, log_file};
 use super::rbac;
@@ -88,7 +88,7 @@ async fn session(socket: WebSocket, connection: UnixStream, options: StreamOptio
         tokio::select! {
             out = out_rx.recv() => match out {
                 Some(Frame::Output { stream, data }) => {
-                    let wanted = if stream == attach::STDERR { options.stderr } else { options.stdout };
+                    let wanted = if stream == STDERR { options.stderr } else { options.stdout };
                     if wanted && sink.send(frame(stream, &data)).await.is_err() {
                         return;
                     }

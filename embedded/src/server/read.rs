@@ -11,6 +11,7 @@ use crate::catalog::{ResourceInfo, Subresource};
 use crate::selectors::field_value;
 use crate::storage::Snapshot;
 use crate::table::{self, IncludeObject};
+use crate::validation::forbidden;
 
 use super::convert::from_stored;
 use super::errors::{ApiError, ApiResult, Cause};
@@ -163,23 +164,19 @@ const WAIT_FOR_REVISION: std::time::Duration = std::time::Duration::from_secs(3)
 /// current one (unset or `0`), the one at exactly that revision (`Exact`), or one at least that
 /// recent (`NotOlderThan`, the default), waiting a little for a revision not reached yet.
 async fn first_snapshot(state: &ApiState, query: &Query, prefix: &str) -> ApiResult<Snapshot> {
-    let forbidden = |message: String| {
-        let cause = Cause {
-            reason: "FieldValueForbidden".into(),
-            message: format!("Forbidden: {message}"),
-            field: "resourceVersionMatch".into(),
-        };
+    let refused = |message: String| {
+        let cause = Cause::from(&forbidden("resourceVersionMatch", &message));
         ApiError::invalid("meta.k8s.io", "ListOptions", "", vec![cause])
     };
     let requested = match query.resource_version.as_deref() {
         None | Some("") if query.version_match.is_some() => {
-            return Err(forbidden(
+            return Err(refused(
                 "resourceVersionMatch is forbidden unless resourceVersion is provided".into(),
             ));
         }
         None | Some("") => return Ok(state.store.list(prefix)),
         Some("0") if query.version_match == Some(VersionMatch::Exact) => {
-            return Err(forbidden(
+            return Err(refused(
                 "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"".into(),
             ));
         }

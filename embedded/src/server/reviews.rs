@@ -11,6 +11,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use crate::catalog::ResourceInfo;
+use crate::validation::required;
 
 use super::errors::{ApiError, ApiResult, Cause};
 use super::objects::check_type;
@@ -111,11 +112,8 @@ fn subject(info: &ResourceInfo, review: &Value) -> ApiResult<User> {
             .unwrap_or_default(),
     };
     if user.username.is_empty() && user.groups.is_empty() {
-        let cause = Cause {
-            reason: "FieldValueRequired".into(),
-            message: "Required value: at least one of user or group must be specified".into(),
-            field: "spec.user".into(),
-        };
+        let cause =
+            Cause::from(&required("spec.user", "at least one of user or group must be specified"));
         return Err(ApiError::invalid(&info.group, &info.kind, "", vec![cause]));
     }
     Ok(user)

@@ -25,6 +25,8 @@ pub enum FieldErrorKind {
     Duplicate,
     /// A value is not allowed under the current conditions (`FieldValueForbidden`).
     Forbidden,
+    /// A value names something that does not exist (`FieldValueNotFound`).
+    NotFound,
 }
 
 impl FieldErrorKind {
@@ -39,6 +41,7 @@ impl FieldErrorKind {
             Self::TooMany => "FieldValueTooMany",
             Self::Duplicate => "FieldValueDuplicate",
             Self::Forbidden => "FieldValueForbidden",
+            Self::NotFound => "FieldValueNotFound",
         }
     }
 
@@ -52,6 +55,7 @@ impl FieldErrorKind {
             Self::TooMany => "Too many",
             Self::Duplicate => "Duplicate value",
             Self::Forbidden => "Forbidden",
+            Self::NotFound => "Not found",
         }
     }
 }
@@ -167,6 +171,11 @@ pub(crate) fn type_invalid(field: &str, bad: Bad<'_>, detail: &str) -> FieldErro
 /// `field.Duplicate`.
 pub(crate) fn duplicate(field: &str, bad: Bad<'_>) -> FieldError {
     with_value(field, FieldErrorKind::Duplicate, bad, "")
+}
+
+/// `field.NotFound`.
+pub(crate) fn not_found(field: &str, bad: Bad<'_>) -> FieldError {
+    with_value(field, FieldErrorKind::NotFound, bad, "")
 }
 
 /// `field.NotSupported`.

@@ -26,11 +26,12 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube_cel::RootContext;
 use serde_json::Value;
 
+pub(crate) use errors::{Bad, duplicate, forbidden, not_found, required};
 pub use errors::{FieldError, FieldErrorKind, FieldErrors};
 pub(crate) use prune::prune;
 pub use structural::structural_problems;
 
-use errors::{Bad, invalid, type_invalid};
+use errors::{invalid, type_invalid};
 use schema::json_type;
 
 /// Why a [`SchemaValidator`] could not be built.

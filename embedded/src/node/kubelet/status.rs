@@ -209,9 +209,10 @@ pub fn render(pod: &Pod, observed: &Observed, now: Timestamp) -> PodStatus {
         conditions: Some(conditions),
         init_container_statuses: (!observed.init.is_empty()).then(|| observed.init.clone()),
         container_statuses: Some(observed.containers.clone()),
-        ephemeral_container_statuses: match observed.ephemeral.is_empty() {
-            true => current.ephemeral_container_statuses.clone(),
-            false => Some(observed.ephemeral.clone()),
+        ephemeral_container_statuses: if observed.ephemeral.is_empty() {
+            current.ephemeral_container_statuses.clone()
+        } else {
+            Some(observed.ephemeral.clone())
         },
         host_ip: Some("127.0.0.1".to_owned()),
         host_ips: Some(vec![k8s_openapi::api::core::v1::HostIP { ip: "127.0.0.1".to_owned() }]),

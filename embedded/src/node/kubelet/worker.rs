@@ -920,8 +920,8 @@ async fn drain_ends(inbox: &mut mpsc::Receiver<Event>, observed: &mut Observed) 
             let cell = observed.slot_mut(slot);
             *cell = status::terminated(&cell.name.clone(), None, &ended, cell);
         }
-        let all = observed.containers.iter().chain(&observed.ephemeral);
-        if all.clone().all(|s| status::exit_code(s).is_some()) {
+        let mut all = observed.containers.iter().chain(&observed.ephemeral);
+        if all.all(|s| status::exit_code(s).is_some()) {
             break;
         }
     }

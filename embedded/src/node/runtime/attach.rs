@@ -19,13 +19,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{broadcast, mpsc};
 
-/// Output stream numbers, as Kubernetes' channel protocol numbers them.
-pub const STDOUT: u8 = 1;
-/// See [`STDOUT`].
-pub const STDERR: u8 = 2;
+// Input, output and terminal sizes are numbered as Kubernetes' channel protocol numbers its
+// streams, so output goes on to kubectl as it comes.
+use crate::server::pod_exec::{RESIZE, STDIN};
+pub(crate) use crate::server::pod_exec::{STDERR, STDOUT};
 
-const STDIN: u8 = 0;
-const RESIZE: u8 = 4;
 const HELLO: u8 = 254;
 const END_INPUT: u8 = 255;
 

@@ -192,11 +192,14 @@ pub async fn supervise(log: &Path, console: Console, program: &str, args: &[Stri
     }
 }
 
+/// One of a program's output streams, read as it comes.
+type Output = Box<dyn AsyncRead + Unpin + Send>;
+
 /// A started program: the process, its output streams (each offered to attaching clients as
 /// it is read) and where its input goes, if it takes any.
 struct Started {
     child: Child,
-    outputs: Vec<(LogStream, Box<dyn AsyncRead + Unpin + Send>)>,
+    outputs: Vec<(LogStream, Output)>,
     input: Option<Writer>,
 }
 
@@ -209,17 +212,14 @@ fn start(
     output: &tokio::sync::broadcast::Sender<Chunk>,
 ) -> std::io::Result<Started> {
     let tee =
-        |reader: Box<dyn AsyncRead + Unpin + Send>, stream| -> Box<dyn AsyncRead + Unpin + Send> {
-            Box::new(Tee::new(reader, stream, output.clone()))
-        };
+        |reader: Output, stream| -> Output { Box::new(Tee::new(reader, stream, output.clone())) };
     if console.tty {
         let (pty, pts) = pty_process::open().map_err(attach::pty_error)?;
         let _ = pty.resize(pty_process::Size::new(24, 80));
         let child =
             pty_process::Command::new(program).args(args).spawn(pts).map_err(attach::pty_error)?;
         let (read, write) = pty.into_split();
-        let outputs: Vec<(LogStream, Box<dyn AsyncRead + Unpin + Send>)> =
-            vec![(LogStream::Stdout, tee(Box::new(read), attach::STDOUT))];
+        let outputs = vec![(LogStream::Stdout, tee(Box::new(read), attach::STDOUT))];
         let input = console.stdin.then_some(Writer::Terminal(write));
         return Ok(Started { child, outputs, input });
     }
@@ -229,7 +229,7 @@ fn start(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    let mut outputs: Vec<(LogStream, Box<dyn AsyncRead + Unpin + Send>)> = Vec::new();
+    let mut outputs: Vec<(LogStream, Output)> = Vec::new();
     if let Some(stdout) = child.stdout.take() {
         outputs.push((LogStream::Stdout, tee(Box::new(stdout), attach::STDOUT)));
     }
