@@ -40,7 +40,8 @@ pub(crate) async fn attach(
         running_process(&state, &namespace, &name, options.container.as_deref(), "attach to")?;
     // Input for a container without stdin goes nowhere, as with a container runtime.
     options.stdin &= takes_input(&container);
-    let connection = attach::connect(&log_path(&state, &container)).await.map_err(|error| {
+    let (log, until) = supervisor(&state, &container);
+    let connection = attach::connect_by(&log, until).await.map_err(|error| {
         ApiError::bad_request(format!(
             "cannot attach to container \"{}\" in pod \"{name}\": its supervisor does not answer ({error}); it may have been started by an earlier keelson, and kubectl logs -f shows its output",
             container.name
@@ -61,11 +62,25 @@ fn takes_input(container: &RunningContainer) -> bool {
         || ephemeral.into_iter().any(|c| stdin(&c.name, c.stdin))
 }
 
-/// The log file of the container's current attempt, which names its supervisor's socket.
-fn log_path(state: &ApiState, container: &RunningContainer) -> std::path::PathBuf {
+/// How long after its container started a supervisor may take to listen: `kubectl run -i`
+/// attaches as soon as the pod runs, and a supervisor is a new process still starting then.
+const SUPERVISOR_START: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The log file of the container's current attempt, which names its supervisor's socket, and
+/// until when a supervisor that does not listen yet may still be starting.
+fn supervisor(
+    state: &ApiState,
+    container: &RunningContainer,
+) -> (std::path::PathBuf, tokio::time::Instant) {
     let status = container_status(&container.pod, &container.name);
     let attempt = status.map_or(0, |s| s.restart_count.max(0) as u32);
-    log_file(&state.data_dir, &container.pod, &container.name, attempt)
+    let log = log_file(&state.data_dir, &container.pod, &container.name, attempt);
+    let started = status
+        .and_then(|s| s.state.as_ref()?.running.as_ref()?.started_at.as_ref())
+        .map_or(jiff::Timestamp::UNIX_EPOCH, |t| t.0);
+    let since = jiff::Timestamp::now().duration_since(started);
+    let left = SUPERVISOR_START.saturating_sub(since.try_into().unwrap_or_default());
+    (log, tokio::time::Instant::now() + left)
 }
 
 /// Carries the program's output to kubectl and kubectl's input to the program, until the output

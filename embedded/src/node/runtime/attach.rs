@@ -159,6 +159,22 @@ pub async fn connect(log: &Path) -> io::Result<UnixStream> {
     Ok(stream)
 }
 
+/// Connects as [`connect`] does, waiting until `until` for a supervisor that is still starting
+/// (its socket not bound yet).
+pub async fn connect_by(log: &Path, until: tokio::time::Instant) -> io::Result<UnixStream> {
+    loop {
+        match connect(log).await {
+            Err(error)
+                if error.kind() == io::ErrorKind::ConnectionRefused
+                    && tokio::time::Instant::now() < until =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            connected => return connected,
+        }
+    }
+}
+
 /// Attaching needs Linux's abstract sockets.
 #[cfg(not(target_os = "linux"))]
 pub fn listen(_log: &Path) -> io::Result<UnixListener> {

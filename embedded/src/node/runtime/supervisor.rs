@@ -341,13 +341,9 @@ mod tests {
             let log = log.clone();
             async move { supervise(&log, console, "sh", &args).await }
         });
-        for _ in 0..200 {
-            if let Ok(client) = attach::connect(&log).await {
-                return (log, client, task);
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("the supervisor never listened");
+        let until = tokio::time::Instant::now() + Duration::from_secs(2);
+        let client = attach::connect_by(&log, until).await.expect("the supervisor listens");
+        (log, client, task)
     }
 
     /// Everything the client receives until the supervisor closes the connection.
