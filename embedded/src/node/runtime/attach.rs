@@ -55,7 +55,7 @@ pub enum Frame {
     EndInput,
     /// Output of the program.
     Output {
-        /// [`STDOUT`] or [`STDERR`].
+        /// The stream, numbered as the channel protocol numbers stdout (1) and stderr (2).
         stream: u8,
         /// The bytes as the program wrote them.
         data: Bytes,
