@@ -9,6 +9,8 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use crate::support::{Keelson, eventually, output_with_input};
 
 /// Fast retries and readiness, so the tests take seconds.
@@ -307,7 +309,55 @@ fn kubectl_debug_adds_a_container_that_runs_beside_a_process_pod() {
     let running = "{.status.ephemeralContainerStatuses[0].state.running.startedAt}";
     let sim = sim.trim_start_matches("pod/");
     eventually(30, "the simulated debugger to run", || !k.jsonpath("pod", sim, running).is_empty());
+
+    // A copy keeps every volume of the kinds pods commonly carry, as the original has them.
+    k.apply("volumes.yaml", POD_WITH_VOLUMES);
+    let copy = ["debug", "mounts", "--copy-to=mounts-copy", "--image=busybox", "--", "true"];
+    k.ok(&copy);
+    let volumes = "{.spec.volumes}";
+    let original: Value = serde_json::from_str(&k.jsonpath("pod", "mounts", volumes)).unwrap();
+    let copied: Value = serde_json::from_str(&k.jsonpath("pod", "mounts-copy", volumes)).unwrap();
+    assert_eq!(original.as_array().map(Vec::len), Some(6), "{original}");
+    assert_eq!(copied, original);
+    let init = "{.spec.initContainers[0].volumeMounts[0].mountPath}";
+    assert_eq!(k.jsonpath("pod", "mounts-copy", init), "/etc/app");
 }
+
+/// A simulated pod with a ConfigMap, a Secret, scratch space, a projected token, the downward
+/// API and a claim mounted, and an init container.
+const POD_WITH_VOLUMES: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: mounts
+spec:
+  initContainers:
+  - name: setup
+    image: busybox
+    volumeMounts: [{name: settings, mountPath: /etc/app}]
+  containers:
+  - name: web
+    image: nginx
+    volumeMounts: [{name: settings, mountPath: /etc/app}, {name: scratch, mountPath: /tmp}]
+  volumes:
+  - name: settings
+    configMap: {name: settings, items: [{key: app.yaml, path: app.yaml, mode: 0600}], optional: true}
+  - name: tls
+    secret: {secretName: web-tls, defaultMode: 0440}
+  - name: scratch
+    emptyDir: {medium: Memory, sizeLimit: 64Mi}
+  - name: token
+    projected:
+      sources:
+      - serviceAccountToken: {path: token, expirationSeconds: 3600}
+      - configMap: {name: kube-root-ca.crt, items: [{key: ca.crt, path: ca.crt}]}
+  - name: podinfo
+    downwardAPI:
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - {path: cpu, resourceFieldRef: {containerName: web, resource: limits.cpu, divisor: 1m}}
+  - name: data
+    persistentVolumeClaim: {claimName: web-data}
+";
 
 /// Binds `view` to the default namespace's default service account.
 fn view_as_default_account(k: &Keelson) {

@@ -9,18 +9,19 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use k8s_pb::api::core::v1::{
     Capabilities, ConfigMap, ConfigMapEnvSource, ConfigMapKeySelector, Container, ContainerPort,
-    EnvFromSource, EnvVar, EnvVarSource, ExecAction, GrpcAction, HostPathVolumeSource,
-    HttpGetAction, HttpHeader, LoadBalancerStatus, LocalObjectReference, Namespace, NamespaceSpec,
-    NamespaceStatus, ObjectFieldSelector, Pod, PodSecurityContext, PodSpec, PodStatus,
-    PodTemplateSpec, Probe, ProbeHandler, ResourceFieldSelector, ResourceQuota, ResourceQuotaSpec,
-    ResourceQuotaStatus, ResourceRequirements, SeccompProfile, Secret, SecretEnvSource,
-    SecretKeySelector, SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec,
-    ServiceStatus, TcpSocketAction, Toleration, Volume, VolumeMount, VolumeSource,
+    EnvFromSource, EnvVar, EnvVarSource, ExecAction, GrpcAction, HttpGetAction, HttpHeader,
+    LoadBalancerStatus, LocalObjectReference, Namespace, NamespaceSpec, NamespaceStatus,
+    ObjectFieldSelector, Pod, PodSecurityContext, PodSpec, PodStatus, PodTemplateSpec, Probe,
+    ProbeHandler, ResourceFieldSelector, ResourceQuota, ResourceQuotaSpec, ResourceQuotaStatus,
+    ResourceRequirements, SeccompProfile, Secret, SecretEnvSource, SecretKeySelector,
+    SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec, ServiceStatus,
+    TcpSocketAction, Toleration, VolumeMount,
 };
 use serde_json::{Map, Value};
 
 use super::fields::{Ctx, Object, item, join};
 use super::meta::{int_or_string, object_meta, quantities};
+use super::volumes;
 
 /// A `ResourceQuota`: its hard limits and scopes, not a scope selector; its status must be
 /// empty.
@@ -244,9 +245,10 @@ pub(crate) fn pod_template(template: PodTemplateSpec, ctx: &mut Ctx, path: &str)
     out.into()
 }
 
-/// A `PodSpec`: containers, the defaults a server fills in and the ServiceAccount (which a
-/// template copied from a stored object carries); nothing that mounts, schedules or secures a
-/// pod beyond that.
+/// A `PodSpec`: init and app containers, volumes, image pull secrets, the ServiceAccount, host
+/// namespaces, where it runs (node name and selector, tolerations), its hostname, priority and
+/// security context, and the defaults a server fills in; not affinity, topology spread, DNS
+/// configuration, readiness gates or resource claims.
 fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
     let PodSpec {
         volumes,
@@ -292,16 +294,10 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
         hostname_override,
         workload_ref,
     } = spec;
-    ctx.unmapped_entries(path, "initContainers", &init_containers);
     ctx.unmapped_entries(path, "ephemeralContainers", &ephemeral_containers);
     ctx.unmapped_pointer(path, "activeDeadlineSeconds", &active_deadline_seconds);
-    ctx.unmapped_entries(path, "imagePullSecrets", &image_pull_secrets);
-    ctx.unmapped_value(path, "hostname", &hostname);
-    ctx.unmapped_value(path, "subdomain", &subdomain);
     ctx.unmapped_pointer(path, "affinity", &affinity);
     ctx.unmapped_entries(path, "hostAliases", &host_aliases);
-    ctx.unmapped_value(path, "priorityClassName", &priority_class_name);
-    ctx.unmapped_pointer(path, "priority", &priority);
     ctx.unmapped_pointer(path, "dnsConfig", &dns_config);
     ctx.unmapped_entries(path, "readinessGates", &readiness_gates);
     ctx.unmapped_pointer(path, "runtimeClassName", &runtime_class_name);
@@ -321,12 +317,20 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
         .enumerate()
         .map(|(i, container)| self::container(container, ctx, &item(path, "containers", i)))
         .collect();
+    let init_containers: Vec<Value> = init_containers
+        .into_iter()
+        .enumerate()
+        .map(|(i, container)| self::container(container, ctx, &item(path, "initContainers", i)))
+        .collect();
     let volumes = volumes.into_iter().enumerate();
     let mut out = Object::default();
     out.items(
         "volumes",
-        volumes.map(|(i, volume)| self::volume(volume, ctx, &item(path, "volumes", i))).collect(),
+        volumes
+            .map(|(i, volume)| volumes::volume(volume, ctx, &item(path, "volumes", i)))
+            .collect(),
     );
+    out.items("initContainers", init_containers);
     // Not `omitempty` in Go: a nil slice is written as `null`.
     out.put("containers", if containers.is_empty() { Value::Null } else { containers.into() });
     out.omitempty("restartPolicy", restart_policy);
@@ -347,28 +351,14 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
             pod_security_context(context, ctx, &join(path, "securityContext")),
         );
     }
+    out.items("imagePullSecrets", image_pull_secrets.into_iter().map(local_reference).collect());
+    out.omitempty("hostname", hostname);
+    out.omitempty("subdomain", subdomain);
     out.omitempty("schedulerName", scheduler_name);
     out.items("tolerations", tolerations.into_iter().map(toleration).collect());
+    out.omitempty("priorityClassName", priority_class_name);
+    out.pointer("priority", priority);
     out.pointer("enableServiceLinks", enable_service_links);
-    out.into()
-}
-
-/// An item of a pod's `volumes`: only a `hostPath` one (what `kubectl debug node/…` mounts).
-fn volume(volume: Volume, ctx: &mut Ctx, path: &str) -> Value {
-    let Volume { name, volume_source } = volume;
-    let mut source = volume_source.unwrap_or_default();
-    let host_path = source.host_path.take();
-    if source != VolumeSource::default() {
-        ctx.unsupported(path);
-    }
-    let mut out = Object::default();
-    out.always("name", name);
-    if let Some(HostPathVolumeSource { path: host, r#type }) = host_path {
-        let mut source = Object::default();
-        source.always("path", host);
-        source.pointer("type", r#type);
-        out.put("hostPath", source);
-    }
     out.into()
 }
 
@@ -606,20 +596,8 @@ fn env_var_source(source: EnvVarSource, ctx: &mut Ctx, path: &str) -> Value {
     } = source;
     ctx.unmapped_pointer(path, "fileKeyRef", &file_key_ref);
     let mut out = Object::default();
-    if let Some(ObjectFieldSelector { api_version, field_path }) = field_ref {
-        let mut field = Object::default();
-        field.omitempty("apiVersion", api_version);
-        field.always("fieldPath", field_path);
-        out.put("fieldRef", field);
-    }
-    if let Some(ResourceFieldSelector { container_name, resource, divisor }) = resource_field_ref {
-        let mut field = Object::default();
-        field.omitempty("containerName", container_name);
-        field.always("resource", resource);
-        // A struct in Go, so written even when zero.
-        field.put("divisor", divisor.and_then(|q| q.string).unwrap_or_else(|| "0".into()));
-        out.put("resourceFieldRef", field);
-    }
+    out.pointer("fieldRef", field_ref.map(field_selector));
+    out.pointer("resourceFieldRef", resource_field_ref.map(resource_selector));
     if let Some(ConfigMapKeySelector { local_object_reference, key, optional }) = config_map_key_ref
     {
         out.put("configMapKeyRef", key_selector(local_object_reference, key, optional));
@@ -627,6 +605,26 @@ fn env_var_source(source: EnvVarSource, ctx: &mut Ctx, path: &str) -> Value {
     if let Some(SecretKeySelector { local_object_reference, key, optional }) = secret_key_ref {
         out.put("secretKeyRef", key_selector(local_object_reference, key, optional));
     }
+    out.into()
+}
+
+/// A field of the pod, as an environment variable or a downward-API file takes it.
+pub(crate) fn field_selector(selector: ObjectFieldSelector) -> Value {
+    let ObjectFieldSelector { api_version, field_path } = selector;
+    let mut out = Object::default();
+    out.omitempty("apiVersion", api_version);
+    out.always("fieldPath", field_path);
+    out.into()
+}
+
+/// A resource of a container, as an environment variable or a downward-API file takes it.
+pub(crate) fn resource_selector(selector: ResourceFieldSelector) -> Value {
+    let ResourceFieldSelector { container_name, resource, divisor } = selector;
+    let mut out = Object::default();
+    out.omitempty("containerName", container_name);
+    out.always("resource", resource);
+    // A struct in Go, so written even when zero.
+    out.put("divisor", divisor.and_then(|q| q.string).unwrap_or_else(|| "0".into()));
     out.into()
 }
 

@@ -35,6 +35,7 @@ mod policy;
 mod reviews;
 #[cfg(test)]
 mod tests;
+mod volumes;
 
 use k8s_pb::api::apps::v1::Deployment;
 use k8s_pb::api::authentication::v1::{SelfSubjectReview, TokenRequest};

@@ -19,12 +19,15 @@ use k8s_pb::api::batch::v1::{
     Job, JobSpec, JobStatus, PodFailurePolicy, PodFailurePolicyRule, SuccessPolicy,
 };
 use k8s_pb::api::core::v1::{
-    ConfigMap, ConfigMapEnvSource, Container, ContainerPort, EnvFromSource, EnvVar, EnvVarSource,
-    ExecAction, HostPathVolumeSource, HttpGetAction, Lifecycle, LocalObjectReference, Namespace,
-    NamespaceSpec, NamespaceStatus, Node, ObjectFieldSelector, Pod, PodSecurityContext, PodSpec,
-    PodStatus, PodTemplateSpec, Probe, ProbeHandler, ResourceRequirements, Secret,
-    SecretKeySelector, Service, ServiceAccount, ServicePort, ServiceSpec, ServiceStatus,
-    Toleration, Volume, VolumeMount, VolumeSource,
+    ConfigMap, ConfigMapEnvSource, ConfigMapProjection, ConfigMapVolumeSource, Container,
+    ContainerPort, DownwardAPIProjection, DownwardAPIVolumeFile, DownwardAPIVolumeSource,
+    EmptyDirVolumeSource, EnvFromSource, EnvVar, EnvVarSource, ExecAction, HostPathVolumeSource,
+    HttpGetAction, KeyToPath, Lifecycle, LocalObjectReference, Namespace, NamespaceSpec,
+    NamespaceStatus, Node, ObjectFieldSelector, PersistentVolumeClaimVolumeSource, Pod,
+    PodSecurityContext, PodSpec, PodStatus, PodTemplateSpec, Probe, ProbeHandler,
+    ProjectedVolumeSource, ResourceFieldSelector, ResourceRequirements, Secret, SecretKeySelector,
+    SecretVolumeSource, Service, ServiceAccount, ServiceAccountTokenProjection, ServicePort,
+    ServiceSpec, ServiceStatus, Toleration, Volume, VolumeMount, VolumeProjection, VolumeSource,
 };
 use k8s_pb::api::rbac::v1::{PolicyRule, Role};
 use k8s_pb::apimachinery::pkg::api::resource::Quantity;
@@ -484,9 +487,9 @@ fn deployment_with_every_mapped_field() {
     );
 }
 
-/// A volume the decoder does not read: only `hostPath` ones are.
-fn empty_dir() -> Vec<Volume> {
-    let source = VolumeSource { empty_dir: Some(Default::default()), ..Default::default() };
+/// A volume of a kind the decoder does not read (a network file system).
+fn nfs() -> Vec<Volume> {
+    let source = VolumeSource { nfs: Some(Default::default()), ..Default::default() };
     vec![Volume { name: Some("data".into()), volume_source: Some(source) }]
 }
 
@@ -496,7 +499,7 @@ fn every_unmapped_field_that_is_set_is_named() {
     let spec = deployment.spec.as_mut().unwrap();
     spec.paused = Some(true);
     let pod = spec.template.as_mut().unwrap().spec.as_mut().unwrap();
-    pod.volumes = empty_dir();
+    pod.volumes = nfs();
     pod.host_users = Some(true);
     // Behind a pointer in Go, so `false` is data too.
     pod.active_deadline_seconds = Some(0);
@@ -516,7 +519,7 @@ fn every_unmapped_field_that_is_set_is_named() {
             "spec.template.spec.hostUsers",
             "spec.template.spec.containers[0].lifecycle",
             "spec.template.spec.containers[0].env[0].valueFrom.fileKeyRef",
-            "spec.template.spec.volumes[0]",
+            "spec.template.spec.volumes[0].nfs",
             "spec.template.spec.securityContext.fsGroup",
         ]
         .join(", ")
@@ -527,19 +530,19 @@ fn every_unmapped_field_that_is_set_is_named() {
 fn the_error_message_names_the_kind_and_the_field() {
     let mut deployment = kubectl_deployment();
     let pod = deployment.spec.as_mut().unwrap().template.as_mut().unwrap().spec.as_mut().unwrap();
-    pod.volumes = empty_dir();
+    pod.volumes = nfs();
     let error = decode(&body("apps/v1", "Deployment", &deployment)).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Deployment field spec.template.spec.volumes[0] is not supported in protobuf requests"
+        "Deployment field spec.template.spec.volumes[0].nfs is not supported in protobuf requests"
     );
     let status = DeploymentStatus { replicas: Some(3), ..Default::default() };
     deployment.status = Some(status);
     let error = decode(&body("apps/v1", "Deployment", &deployment)).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Deployment fields status.replicas, spec.template.spec.volumes[0] are not supported in \
-         protobuf requests"
+        "Deployment fields status.replicas, spec.template.spec.volumes[0].nfs are not supported \
+         in protobuf requests"
     );
 }
 
@@ -673,7 +676,7 @@ fn job_fields_not_mapped_are_named() {
     spec.success_policy = Some(SuccessPolicy::default());
     spec.managed_by = Some(String::new());
     let pod = spec.template.as_mut().unwrap().spec.as_mut().unwrap();
-    pod.volumes = empty_dir();
+    pod.volumes = nfs();
     let status = job.status.as_mut().unwrap();
     status.active = Some(1);
     status.start_time = Some(Time { seconds: Some(1_700_000_000), nanos: None });
@@ -687,7 +690,7 @@ fn job_fields_not_mapped_are_named() {
             "spec.podFailurePolicy",
             "spec.successPolicy",
             "spec.managedBy",
-            "spec.template.spec.volumes[0]",
+            "spec.template.spec.volumes[0].nfs",
         ]
         .join(", ")
     );
@@ -929,6 +932,223 @@ fn a_copied_pod_keeps_its_probes_and_environment_sources() {
             },
             "livenessProbe": {"exec": {"command": ["true"]}},
         })
+    );
+}
+
+/// The volumes of a pod as a cluster's admission leaves it (the ServiceAccount token as a
+/// projected volume) plus a ConfigMap, a Secret, scratch space, the downward API and a claim,
+/// with the zero fields Go's encoder writes.
+fn volumes_of_a_copied_pod() -> Vec<Volume> {
+    let volume = |name: &str, source: VolumeSource| Volume {
+        name: Some(name.into()),
+        volume_source: Some(source),
+    };
+    let reference = |name: &str| Some(LocalObjectReference { name: Some(name.into()) });
+    let key = |key: &str, path: &str, mode: Option<i32>| KeyToPath {
+        key: Some(key.into()),
+        path: Some(path.into()),
+        mode,
+    };
+    let namespace_file = DownwardAPIVolumeFile {
+        path: Some("namespace".into()),
+        field_ref: Some(ObjectFieldSelector {
+            api_version: Some("v1".into()),
+            field_path: Some("metadata.namespace".into()),
+        }),
+        resource_field_ref: None,
+        mode: None,
+    };
+    let token = VolumeProjection {
+        service_account_token: Some(ServiceAccountTokenProjection {
+            audience: Some(String::new()),
+            expiration_seconds: Some(3607),
+            path: Some("token".into()),
+        }),
+        ..Default::default()
+    };
+    let ca = VolumeProjection {
+        config_map: Some(ConfigMapProjection {
+            local_object_reference: reference("kube-root-ca.crt"),
+            items: vec![key("ca.crt", "ca.crt", None)],
+            optional: None,
+        }),
+        ..Default::default()
+    };
+    let namespace = VolumeProjection {
+        downward_api: Some(DownwardAPIProjection { items: vec![namespace_file.clone()] }),
+        ..Default::default()
+    };
+    let memory_limit = DownwardAPIVolumeFile {
+        path: Some("memory".into()),
+        field_ref: None,
+        resource_field_ref: Some(ResourceFieldSelector {
+            container_name: Some("web".into()),
+            resource: Some("limits.memory".into()),
+            divisor: Some(Quantity { string: Some("1Mi".into()) }),
+        }),
+        mode: Some(0o400),
+    };
+    vec![
+        volume(
+            "kube-api-access-x7k2p",
+            VolumeSource {
+                projected: Some(ProjectedVolumeSource {
+                    sources: vec![token, ca, namespace],
+                    default_mode: Some(0o644),
+                }),
+                ..Default::default()
+            },
+        ),
+        volume(
+            "settings",
+            VolumeSource {
+                config_map: Some(ConfigMapVolumeSource {
+                    local_object_reference: reference("settings"),
+                    items: vec![key("app.yaml", "config/app.yaml", Some(0o600))],
+                    default_mode: Some(0o644),
+                    optional: Some(true),
+                }),
+                ..Default::default()
+            },
+        ),
+        volume(
+            "tls",
+            VolumeSource {
+                secret: Some(SecretVolumeSource {
+                    secret_name: Some("web-tls".into()),
+                    items: Vec::new(),
+                    default_mode: Some(0o440),
+                    optional: None,
+                }),
+                ..Default::default()
+            },
+        ),
+        volume(
+            "scratch",
+            VolumeSource {
+                empty_dir: Some(EmptyDirVolumeSource {
+                    medium: Some("Memory".into()),
+                    size_limit: Some(Quantity { string: Some("64Mi".into()) }),
+                }),
+                ..Default::default()
+            },
+        ),
+        volume(
+            "cache",
+            VolumeSource {
+                empty_dir: Some(EmptyDirVolumeSource {
+                    medium: Some(String::new()),
+                    size_limit: None,
+                }),
+                ..Default::default()
+            },
+        ),
+        volume(
+            "podinfo",
+            VolumeSource {
+                downward_api: Some(DownwardAPIVolumeSource {
+                    items: vec![namespace_file, memory_limit],
+                    default_mode: None,
+                }),
+                ..Default::default()
+            },
+        ),
+        volume(
+            "data",
+            VolumeSource {
+                persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                    claim_name: Some("web-data".into()),
+                    read_only: Some(false),
+                }),
+                ..Default::default()
+            },
+        ),
+    ]
+}
+
+#[test]
+fn a_copied_pod_keeps_its_volumes_init_containers_and_placement() {
+    let init = Container {
+        name: Some("migrate".into()),
+        image: Some("app".into()),
+        command: vec!["migrate".into()],
+        ..Default::default()
+    };
+    let app =
+        Container { name: Some("web".into()), image: Some("app".into()), ..Default::default() };
+    let pod = Pod {
+        metadata: named("web-copy"),
+        spec: Some(PodSpec {
+            volumes: volumes_of_a_copied_pod(),
+            init_containers: vec![init],
+            containers: vec![app],
+            image_pull_secrets: vec![LocalObjectReference { name: Some("registry".into()) }],
+            hostname: Some("web-0".into()),
+            subdomain: Some("web".into()),
+            priority_class_name: Some(String::new()),
+            priority: Some(0),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    let decoded = decode(&body("v1", "Pod", &pod)).unwrap();
+    let spec = &decoded["spec"];
+    assert_eq!(
+        spec["volumes"],
+        json!([
+            {"name": "kube-api-access-x7k2p", "projected": {
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                    {"downwardAPI": {"items": [
+                        {"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}},
+                    ]}},
+                ],
+                "defaultMode": 420,
+            }},
+            {"name": "settings", "configMap": {
+                "name": "settings",
+                "items": [{"key": "app.yaml", "path": "config/app.yaml", "mode": 384}],
+                "defaultMode": 420,
+                "optional": true,
+            }},
+            {"name": "tls", "secret": {"secretName": "web-tls", "defaultMode": 288}},
+            {"name": "scratch", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
+            {"name": "cache", "emptyDir": {}},
+            {"name": "podinfo", "downwardAPI": {"items": [
+                {"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}},
+                {"path": "memory", "resourceFieldRef": {
+                    "containerName": "web", "resource": "limits.memory", "divisor": "1Mi",
+                }, "mode": 256},
+            ]}},
+            {"name": "data", "persistentVolumeClaim": {"claimName": "web-data"}},
+        ])
+    );
+    assert_eq!(
+        spec["initContainers"],
+        json!([{"name": "migrate", "image": "app", "command": ["migrate"], "resources": {}}])
+    );
+    assert_eq!(spec["imagePullSecrets"], json!([{"name": "registry"}]));
+    assert_eq!((&spec["hostname"], &spec["subdomain"]), (&json!("web-0"), &json!("web")));
+    // The priority is a pointer in Go, so zero is data; the class name is not.
+    assert_eq!(spec["priority"], json!(0));
+    assert!(spec.get("priorityClassName").is_none(), "{spec}");
+}
+
+#[test]
+fn a_volume_of_a_kind_not_read_is_named_with_its_kind() {
+    let mut volumes = volumes_of_a_copied_pod();
+    volumes[1].volume_source.as_mut().unwrap().csi = Some(Default::default());
+    let projected = volumes[0].volume_source.as_mut().unwrap().projected.as_mut().unwrap();
+    projected.sources[2].pod_certificate = Some(Default::default());
+    let pod = Pod {
+        metadata: named("web-copy"),
+        spec: Some(PodSpec { volumes, ..Default::default() }),
+        status: None,
+    };
+    assert_eq!(
+        unsupported(&body("v1", "Pod", &pod)).1,
+        "spec.volumes[0].projected.sources[2].podCertificate, spec.volumes[1].csi"
     );
 }
 
