@@ -1108,6 +1108,10 @@ fn an_autoscaler_scales_its_deployment_on_what_the_pods_use() {
         status("{.status.conditions[?(@.type==\"ScalingLimited\")].reason}"),
         "TooFewReplicas"
     );
+    // The behavior it set is completed with upstream's defaults, which the autoscaler follows.
+    let up = status("{.spec.behavior.scaleUp.policies[*].type}");
+    assert_eq!(up, "Pods Percent");
+    assert_eq!(status("{.spec.behavior.scaleDown.selectPolicy}"), "Max");
     let listed = k.ok(&["get", "hpa", "web"]);
     assert!(listed.contains("cpu: 0%/50%"), "{listed}");
     let described = k.ok(&["describe", "hpa", "web"]);

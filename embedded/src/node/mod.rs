@@ -93,7 +93,7 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
         client: client.clone(),
         events: workloads::EventLog::new(client.clone()),
         job_backoff: options.job_backoff,
-        recommendations: Default::default(),
+        autoscaler_histories: Default::default(),
         scale_targets: Default::default(),
     })));
     let kubelet = kubelet::Kubelet::spawn(

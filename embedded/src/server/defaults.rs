@@ -65,6 +65,10 @@ pub fn normalize(info: &ResourceInfo, object: &mut Value) {
             if info.version == "v2" && no_metrics {
                 spec.insert("metrics".into(), super::convert::default_metrics());
             }
+            if let Some(behavior) = spec.get_mut("behavior").and_then(Value::as_object_mut) {
+                scaling_rules(behavior, "scaleUp");
+                scaling_rules(behavior, "scaleDown");
+            }
         }
         ("apps", "statefulsets") => {
             let spec = spec_of(map);
@@ -101,6 +105,26 @@ pub fn normalize(info: &ResourceInfo, object: &mut Value) {
         }
         _ => {}
     }
+}
+
+/// An autoscaler's scaling rules in one direction (`scaleUp` or `scaleDown`) of a `behavior`
+/// it sets, completed as upstream completes them: scale up with no stabilization window by the
+/// larger of 4 pods and 100 % per 15 s, scale down by up to 100 % per 15 s (its window left to
+/// the controller, 5 minutes).
+fn scaling_rules(behavior: &mut Map<String, Value>, direction: &str) {
+    let up = direction == "scaleUp";
+    let Some(rules) = behavior.entry(direction).or_insert_with(|| json!({})).as_object_mut() else {
+        return;
+    };
+    if up {
+        rules.entry("stabilizationWindowSeconds").or_insert(json!(0));
+    }
+    rules.entry("selectPolicy").or_insert(json!("Max"));
+    rules.entry("policies").or_insert_with(|| {
+        let percent = json!({ "type": "Percent", "value": 100, "periodSeconds": 15 });
+        let pods = json!({ "type": "Pods", "value": 4, "periodSeconds": 15 });
+        if up { json!([pods, percent]) } else { json!([percent]) }
+    });
 }
 
 /// A ReplicationController's selector and labels default to its template's labels, as
@@ -450,5 +474,39 @@ mod tests {
         let mut config_map = json!({ "stringData": { "a": "b" } });
         normalize(&info("configmaps"), &mut config_map);
         assert!(config_map.get("stringData").is_some(), "only Secrets are normalised");
+    }
+
+    #[test]
+    fn an_autoscaler_s_behavior_is_completed_as_upstream_completes_it() {
+        let v2 = builtin_resources()
+            .into_iter()
+            .find(|r| r.resource == "horizontalpodautoscalers" && r.version == "v2")
+            .unwrap();
+        let down = json!({"stabilizationWindowSeconds": 60, "policies": [
+            {"type": "Pods", "value": 1, "periodSeconds": 60},
+        ]});
+        let mut hpa = json!({"spec": {"maxReplicas": 5, "behavior": {"scaleDown": down}}});
+        normalize(&v2, &mut hpa);
+        assert_eq!(
+            hpa["spec"]["behavior"],
+            json!({
+                "scaleUp": {
+                    "stabilizationWindowSeconds": 0,
+                    "selectPolicy": "Max",
+                    "policies": [
+                        {"type": "Pods", "value": 4, "periodSeconds": 15},
+                        {"type": "Percent", "value": 100, "periodSeconds": 15},
+                    ],
+                },
+                "scaleDown": {
+                    "stabilizationWindowSeconds": 60,
+                    "selectPolicy": "Max",
+                    "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}],
+                },
+            })
+        );
+        let mut plain = json!({"spec": {"maxReplicas": 5}});
+        normalize(&v2, &mut plain);
+        assert!(plain["spec"].get("behavior").is_none(), "no behavior is left without one");
     }
 }

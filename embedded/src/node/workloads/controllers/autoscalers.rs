@@ -62,7 +62,7 @@ pub(super) async fn reconcile_autoscaler(
     let selector = scale.status.and_then(|s| s.selector).unwrap_or_default();
     let samples = samples(&ctx.client, &namespace, &selector).await;
     let decision = {
-        let mut histories = ctx.recommendations.lock().unwrap_or_else(|e| e.into_inner());
+        let mut histories = ctx.autoscaler_histories.lock().unwrap_or_else(|e| e.into_inner());
         autoscaler::forget_stale(&mut histories, now);
         let history = histories.entry(uid(&*hpa)).or_default();
         autoscaler::decide(&hpa, current, samples, history, now)
@@ -73,6 +73,12 @@ pub(super) async fn reconcile_autoscaler(
         match scales.patch_scale(&target.name, &PatchParams::default(), &Patch::Merge(patch)).await
         {
             Ok(_) => {
+                let histories = &ctx.autoscaler_histories;
+                if let Some(history) =
+                    histories.lock().unwrap_or_else(|e| e.into_inner()).get_mut(&uid(&*hpa))
+                {
+                    history.rescaled(current, decision.replicas, now);
+                }
                 if let Some(event) = &decision.event {
                     record(&ctx, &*hpa, event).await;
                 }

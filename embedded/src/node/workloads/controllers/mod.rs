@@ -53,9 +53,10 @@ pub struct Context {
     pub events: EventLog,
     /// Base of a Job's retry back-off.
     pub job_backoff: Duration,
-    /// Each autoscaler's recent recommendations (by uid), for its stabilization windows.
-    pub recommendations:
-        std::sync::Mutex<std::collections::HashMap<String, Vec<autoscaler::Recommended>>>,
+    /// Each autoscaler's recent recommendations and rescales (by uid), for its stabilization
+    /// windows and scaling policies.
+    pub autoscaler_histories:
+        std::sync::Mutex<std::collections::HashMap<String, autoscaler::History>>,
     /// The resources autoscalers' target kinds resolved to through discovery, and when.
     pub scale_targets: std::sync::Mutex<
         std::collections::HashMap<kube::core::GroupVersionKind, (kube::core::ApiResource, Instant)>,
