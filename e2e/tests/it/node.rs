@@ -238,6 +238,27 @@ fn kubectl_attach_and_run_i_and_it_reach_a_process_pod() {
 }
 
 #[test]
+fn a_process_pod_is_ready_when_its_readiness_probe_passes() {
+    let k = Keelson::up_with(&FAST);
+    let probe =
+        "    readinessProbe:\n      exec: {command: [test, -f, ready]}\n      periodSeconds: 1\n";
+    k.apply("prober.yaml", &process_pod("prober", probe, "sleep 300"));
+    let ready = "{.status.conditions[?(@.type==\"Ready\")].status}";
+    eventually(30, "the pod to run", || {
+        k.jsonpath("pod", "prober", "{.status.phase}") == "Running"
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(k.jsonpath("pod", "prober", ready), "False", "the probe has not passed yet");
+    // The probe runs in the pod's working directory, where its processes run too.
+    k.ok(&["exec", "prober", "--", "touch", "ready"]);
+    k.ok(&["wait", "--for=condition=Ready", "pod/prober", "--timeout=30s"]);
+    k.ok(&["exec", "prober", "--", "rm", "ready"]);
+    eventually(30, "three failures to make it unready", || {
+        k.jsonpath("pod", "prober", ready) == "False"
+    });
+}
+
+#[test]
 fn kubectl_logs_of_a_crash_looping_container_show_its_last_run() {
     let k = Keelson::up_with(&FAST);
     let pod = process_pod("crasher", "", "echo run at $(date +%s%N); exit 1")

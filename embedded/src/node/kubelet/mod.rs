@@ -2,6 +2,7 @@
 
 mod env;
 mod ephemeral;
+mod probe;
 mod service_account;
 mod status;
 mod worker;

@@ -16,6 +16,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use super::probe::Readiness;
 use super::status::{self, Ended, Observed};
 use super::{env, ephemeral, service_account};
 use crate::node::pod_status;
@@ -368,6 +369,7 @@ impl Worker {
         // The app containers' processes, then the ephemeral containers'.
         let apps = spec.containers.len();
         let mut running: Vec<Option<Terminator>> = vec![None; apps + debuggers.len()];
+        let mut probes = Probes((0..apps).map(|_| None).collect());
         let mut restarts: Vec<(Instant, Slot)> = Vec::new();
         let adopted_slots: Vec<Slot> = adopted.iter().map(|(slot, _)| *slot).collect();
         for (slot, found) in adopted {
@@ -409,12 +411,25 @@ impl Worker {
                             let cell = observed.slot_mut(slot);
                             *cell = status::running(&cell.name.clone(), id, started_at, cell);
                             match slot {
-                                Slot::App(i) => running[i] = Some(terminator),
+                                Slot::App(i) => {
+                                    running[i] = Some(terminator);
+                                    let work = pod_dir.join("work");
+                                    if let Some(readiness) = Readiness::of(&spec.containers[i], &work) {
+                                        cell.ready = false;
+                                        probes.start(i, readiness, &events);
+                                    }
+                                }
                                 Slot::Ephemeral(i) => running[apps + i] = Some(terminator),
                                 Slot::Init(_) => {}
                             }
                             if observed.phase != Some("Running") && matches!(slot, Slot::App(_)) {
                                 observed.phase = Some("Running");
+                            }
+                        }
+                        Event::Probed { index, ready } => {
+                            let cell = &mut observed.containers[index];
+                            if cell.state.as_ref().is_some_and(|s| s.running.is_some()) {
+                                cell.ready = ready;
                             }
                         }
                         Event::Ended { slot, ended } => {
@@ -446,6 +461,7 @@ impl Worker {
                                 Slot::Ephemeral(i) => running[apps + i] = None,
                                 Slot::App(i) => {
                                     running[i] = None;
+                                    probes.stop(i);
                                     if again {
                                         restarts.push((Instant::now() + crash_loop(&mut observed, slot, &self.name()), slot));
                                     } else if let Some(phase) = status::final_phase(&restart_policy, &observed.containers) {
@@ -773,6 +789,39 @@ enum Event {
     Retry {
         slot: Slot,
     },
+    /// The readiness probe of app container `index` changed its mind.
+    Probed {
+        index: usize,
+        ready: bool,
+    },
+}
+
+/// The readiness probes running, by app container; they stop when this is dropped.
+struct Probes(Vec<Option<tokio::task::JoinHandle<()>>>);
+
+impl Probes {
+    /// Starts probing app container `index` (a restarted one anew), reporting to `events`.
+    fn start(&mut self, index: usize, readiness: Readiness, events: &mpsc::Sender<Event>) {
+        self.stop(index);
+        let events = events.clone();
+        let report = move |ready| {
+            let events = events.clone();
+            async move { events.send(Event::Probed { index, ready }).await.is_ok() }
+        };
+        self.0[index] = Some(tokio::spawn(readiness.run(report)));
+    }
+
+    fn stop(&mut self, index: usize) {
+        if let Some(task) = self.0[index].take() {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for Probes {
+    fn drop(&mut self) {
+        self.0.iter().flatten().for_each(tokio::task::JoinHandle::abort);
+    }
 }
 
 /// The first status of a container.

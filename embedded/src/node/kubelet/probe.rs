@@ -1,0 +1,320 @@
+//! Readiness probes of process pods' containers, run as a kubelet runs them: after
+//! `initialDelaySeconds`, every `periodSeconds`, each attempt failing after `timeoutSeconds`; a
+//! container becomes ready after `successThreshold` successes in a row and unready after
+//! `failureThreshold` failures in a row. Process pods share the machine's network, so an
+//! `httpGet` or `tcpSocket` probe goes to its `host` or else to loopback.
+//!
+//! An `exec` probe runs its command in the pod's working directory with the machine's `PATH`,
+//! `HOME` (the working directory) and the container's literal `env` values; values taken from
+//! ConfigMaps, Secrets or the downward API are not resolved for it. HTTPS and gRPC probes are
+//! not run: such a container counts as ready, as it does without a probe.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use http_body_util::Empty;
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use k8s_openapi::api::core::v1::{Container, HTTPGetAction, Probe};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use tokio::net::TcpStream;
+
+/// A readiness probe the node can run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Readiness {
+    action: Action,
+    initial_delay: Duration,
+    period: Duration,
+    timeout: Duration,
+    success_threshold: u32,
+    failure_threshold: u32,
+}
+
+/// What one attempt does.
+#[derive(Clone, Debug, PartialEq)]
+enum Action {
+    /// Runs a command; exit code 0 is success.
+    Exec { command: Vec<String>, env: Vec<(String, String)>, dir: PathBuf },
+    /// Sends a GET; a status from 200 to 399 is success.
+    Http { host: String, port: u16, path: String, headers: Vec<(String, String)> },
+    /// Opens a connection; connecting is success.
+    Tcp { host: String, port: u16 },
+}
+
+impl Readiness {
+    /// The readiness probe of `container` in a pod working in `dir`; `None` when it has none or
+    /// one the node does not run (HTTPS, gRPC, a port name the container does not declare).
+    pub fn of(container: &Container, dir: &Path) -> Option<Self> {
+        let probe = container.readiness_probe.as_ref()?;
+        let action = if let Some(exec) = &probe.exec {
+            let path =
+                std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+            let env = std::iter::once(("PATH".to_owned(), path))
+                .chain(std::iter::once(("HOME".to_owned(), dir.display().to_string())))
+                .chain(container.env.iter().flatten().filter_map(|var| {
+                    Some((
+                        var.name.clone(),
+                        var.value.clone().filter(|_| var.value_from.is_none())?,
+                    ))
+                }))
+                .collect();
+            Action::Exec { command: exec.command.clone()?, env, dir: dir.to_owned() }
+        } else if let Some(get) = &probe.http_get {
+            http(container, get)?
+        } else if let Some(tcp) = &probe.tcp_socket {
+            let host = tcp.host.clone().filter(|h| !h.is_empty()).unwrap_or_else(loopback);
+            Action::Tcp { host, port: port(container, &tcp.port)? }
+        } else {
+            return None;
+        };
+        Some(timing(probe, action))
+    }
+
+    /// Probes until `report`, called with the readiness each time it changes, answers `false`
+    /// (or the task is dropped); the container starts unready.
+    pub async fn run<F: Future<Output = bool>>(self, mut report: impl FnMut(bool) -> F) {
+        tokio::time::sleep(self.initial_delay).await;
+        let mut ready = false;
+        let (mut successes, mut failures) = (0, 0);
+        let mut ticks = tokio::time::interval(self.period);
+        loop {
+            ticks.tick().await;
+            let passed =
+                tokio::time::timeout(self.timeout, attempt(&self.action)).await.unwrap_or(false);
+            if passed {
+                (successes, failures) = (successes + 1, 0);
+            } else {
+                (successes, failures) = (0, failures + 1);
+            }
+            let now = match ready {
+                false => successes >= self.success_threshold,
+                true => failures < self.failure_threshold,
+            };
+            if now != ready {
+                ready = now;
+                if !report(ready).await {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn loopback() -> String {
+    "127.0.0.1".to_owned()
+}
+
+/// The probe's timing with upstream's defaults (10 s period, 1 s timeout, thresholds 1 and 3).
+fn timing(probe: &Probe, action: Action) -> Readiness {
+    let seconds = |value: Option<i32>, default: u64| {
+        Duration::from_secs(value.and_then(|v| u64::try_from(v).ok()).unwrap_or(default))
+    };
+    let count = |value: Option<i32>, default: u32| {
+        value.and_then(|v| u32::try_from(v).ok()).filter(|v| *v > 0).unwrap_or(default)
+    };
+    Readiness {
+        action,
+        initial_delay: seconds(probe.initial_delay_seconds, 0),
+        period: seconds(probe.period_seconds, 10).max(Duration::from_secs(1)),
+        timeout: seconds(probe.timeout_seconds, 1).max(Duration::from_secs(1)),
+        success_threshold: count(probe.success_threshold, 1),
+        failure_threshold: count(probe.failure_threshold, 3),
+    }
+}
+
+/// An `httpGet` probe, unless it asks for HTTPS.
+fn http(container: &Container, get: &HTTPGetAction) -> Option<Action> {
+    if get.scheme.as_deref().is_some_and(|s| s.eq_ignore_ascii_case("HTTPS")) {
+        return None;
+    }
+    let host = get.host.clone().filter(|h| !h.is_empty()).unwrap_or_else(loopback);
+    let path = get.path.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| "/".into());
+    let path = if path.starts_with('/') { path } else { format!("/{path}") };
+    let headers = get.http_headers.iter().flatten();
+    let headers = headers.map(|h| (h.name.clone(), h.value.clone())).collect();
+    Some(Action::Http { host, port: port(container, &get.port)?, path, headers })
+}
+
+/// A probe's port: a number, or the name of one of the container's ports.
+fn port(container: &Container, port: &IntOrString) -> Option<u16> {
+    match port {
+        IntOrString::Int(number) => u16::try_from(*number).ok(),
+        IntOrString::String(name) => {
+            let ports = container.ports.iter().flatten();
+            let found = ports.into_iter().find(|p| p.name.as_deref() == Some(name.as_str()))?;
+            u16::try_from(found.container_port).ok()
+        }
+    }
+}
+
+/// One attempt: whether it succeeded.
+async fn attempt(action: &Action) -> bool {
+    match action {
+        Action::Exec { command, env, dir } => {
+            let Some((program, args)) = command.split_first() else { return false };
+            let mut child = tokio::process::Command::new(program);
+            child.args(args).env_clear().envs(env.iter().cloned()).current_dir(dir);
+            child.stdin(std::process::Stdio::null());
+            child.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+            // An attempt past its timeout is dropped, and its process with it.
+            child.kill_on_drop(true);
+            child.status().await.is_ok_and(|status| status.success())
+        }
+        Action::Tcp { host, port } => TcpStream::connect((host.as_str(), *port)).await.is_ok(),
+        Action::Http { host, port, path, headers } => {
+            get(host, *port, path, headers).await.is_some_and(|code| (200..400).contains(&code))
+        }
+    }
+}
+
+/// The status code of a GET of `path` from `host:port` over HTTP/1.1.
+async fn get(host: &str, port: u16, path: &str, headers: &[(String, String)]) -> Option<u16> {
+    let stream = TcpStream::connect((host, port)).await.ok()?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.ok()?;
+    tokio::spawn(connection);
+    let mut request = hyper::Request::get(path)
+        .header(hyper::header::HOST, format!("{host}:{port}"))
+        .header(hyper::header::USER_AGENT, "kube-probe/1.32");
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    let response = sender.send_request(request.body(Empty::<Bytes>::new()).ok()?).await.ok()?;
+    Some(response.status().as_u16())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use k8s_openapi::api::core::v1::{ContainerPort, ExecAction, TCPSocketAction};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    fn container(probe: Probe) -> Container {
+        Container {
+            name: "web".into(),
+            ports: Some(vec![ContainerPort {
+                name: Some("http".into()),
+                container_port: 8080,
+                ..ContainerPort::default()
+            }]),
+            readiness_probe: Some(probe),
+            ..Container::default()
+        }
+    }
+
+    fn fast(probe: Probe) -> Probe {
+        Probe { period_seconds: Some(1), ..probe }
+    }
+
+    /// Runs `probe` for `seconds`, returning the readiness changes it reported.
+    async fn changes(probe: Readiness, seconds: u64) -> Vec<bool> {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = seen.clone();
+        let run = probe.run(move |ready| {
+            record.lock().unwrap().push(ready);
+            std::future::ready(true)
+        });
+        let _ = tokio::time::timeout(Duration::from_secs(seconds), run).await;
+        seen.lock().unwrap().clone()
+    }
+
+    #[test]
+    fn named_ports_resolve_and_defaults_are_upstreams() {
+        let get = HTTPGetAction {
+            port: IntOrString::String("http".into()),
+            path: Some("healthz".into()),
+            ..HTTPGetAction::default()
+        };
+        let probe = Probe { http_get: Some(get), ..Probe::default() };
+        let readiness = Readiness::of(&container(probe), Path::new("/tmp")).unwrap();
+        assert_eq!(
+            readiness.action,
+            Action::Http {
+                host: "127.0.0.1".into(),
+                port: 8080,
+                path: "/healthz".into(),
+                headers: vec![]
+            }
+        );
+        assert_eq!(
+            (readiness.period, readiness.timeout, readiness.failure_threshold),
+            (Duration::from_secs(10), Duration::from_secs(1), 3)
+        );
+        let unknown = TCPSocketAction { port: IntOrString::String("grpc".into()), host: None };
+        let probe = Probe { tcp_socket: Some(unknown), ..Probe::default() };
+        assert_eq!(Readiness::of(&container(probe), Path::new("/tmp")), None);
+        let https = HTTPGetAction {
+            port: IntOrString::Int(8443),
+            scheme: Some("HTTPS".into()),
+            ..HTTPGetAction::default()
+        };
+        let probe = Probe { http_get: Some(https), ..Probe::default() };
+        assert_eq!(Readiness::of(&container(probe), Path::new("/tmp")), None);
+    }
+
+    #[tokio::test]
+    async fn an_http_probe_is_ready_while_the_server_answers_below_400() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // Answers 200 twice, then 503.
+        tokio::spawn(async move {
+            for answer in ["200 OK", "200 OK", "503 Service Unavailable"].iter().cycle() {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                let mut request = [0u8; 1024];
+                let read = stream.read(&mut request).await.unwrap();
+                assert!(String::from_utf8_lossy(&request[..read]).starts_with("GET /ready "));
+                let response = format!("HTTP/1.1 {answer}\r\ncontent-length: 0\r\n\r\n");
+                stream.write_all(response.as_bytes()).await.unwrap();
+            }
+        });
+        let get = HTTPGetAction {
+            port: IntOrString::Int(i32::from(port)),
+            path: Some("/ready".into()),
+            ..HTTPGetAction::default()
+        };
+        let probe =
+            fast(Probe { http_get: Some(get), failure_threshold: Some(1), ..Probe::default() });
+        let readiness = Readiness::of(&container(probe), Path::new("/tmp")).unwrap();
+        assert_eq!(changes(readiness, 4).await, [true, false]);
+    }
+
+    #[tokio::test]
+    async fn an_exec_probe_follows_its_command_and_needs_its_thresholds() {
+        let dir = std::env::temp_dir().join(format!("keelson-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("ready"), "").unwrap();
+        let command = ["sh", "-c", "test -f ready && test \"$MODE\" = on"].map(String::from);
+        let mut container = container(fast(Probe {
+            exec: Some(ExecAction { command: Some(command.to_vec()) }),
+            success_threshold: Some(2),
+            ..Probe::default()
+        }));
+        container.env = Some(vec![k8s_openapi::api::core::v1::EnvVar {
+            name: "MODE".into(),
+            value: Some("on".into()),
+            value_from: None,
+        }]);
+        let readiness = Readiness::of(&container, &dir).unwrap();
+        // Ready after two successes (the first at once, the second a second later).
+        assert_eq!(changes(readiness.clone(), 3).await, [true]);
+        std::fs::remove_file(dir.join("ready")).unwrap();
+        assert_eq!(changes(readiness, 3).await, [] as [bool; 0], "never ready without the file");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_tcp_probe_needs_a_listener() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let tcp = TCPSocketAction { port: IntOrString::Int(i32::from(port)), host: None };
+        let probe = fast(Probe { tcp_socket: Some(tcp), ..Probe::default() });
+        let readiness = Readiness::of(&container(probe), Path::new("/tmp")).unwrap();
+        assert_eq!(changes(readiness.clone(), 1).await, [true]);
+        drop(listener);
+        assert_eq!(changes(readiness, 1).await, [] as [bool; 0]);
+    }
+}
