@@ -6,7 +6,7 @@
 //! As upstream: a target within 10 % of the reading changes nothing; pods without a reading
 //! count as using nothing when scaling up and as exactly on target when scaling down; several
 //! metrics take the largest recommendation; the stabilization windows and scale rates of
-//! [`normalize`] then apply. A target outside the autoscaler's bounds is brought within them
+//! `normalize` then apply. A target outside the autoscaler's bounds is brought within them
 //! whatever its pods use. Only `Resource` metrics (`cpu`, `memory`) are read.
 
 mod normalize;

@@ -195,44 +195,28 @@ impl Rules {
         self.policies.iter().map(|p| p.period).max().unwrap_or(SignedDuration::ZERO)
     }
 
-    /// The most replicas a scale-up may reach from `current`.
-    fn up_limit(&self, current: i32, history: &History, now: Timestamp) -> i32 {
+    /// The furthest the replicas may move from `current` now, `up` or down.
+    fn limit(&self, current: i32, history: &History, now: Timestamp, up: bool) -> i32 {
+        let sign = if up { 1 } else { -1 };
         let proposals = self.policies.iter().map(|policy| {
             let start = policy.start(current, history, now);
             if policy.percent {
-                let grown = f64::from(start) * (1.0 + f64::from(policy.value) / 100.0);
-                // Rounded up, so that a small percentage still adds a pod.
-                grown.ceil() as i32
+                let moved = f64::from(start) * (1.0 + f64::from(sign * policy.value) / 100.0);
+                // Up rounds up, so that a small percentage still adds a pod; down truncates.
+                if up { moved.ceil() as i32 } else { moved as i32 }
             } else {
-                start.saturating_add(policy.value)
+                start.saturating_add(sign * policy.value)
             }
         });
-        let limit = match self.select {
-            Select::Disabled => return current,
-            Select::Max => proposals.max(),
-            Select::Min => proposals.min(),
+        // The largest change is the highest count up and the lowest down.
+        let limit = match (self.select, up) {
+            (Select::Disabled, _) => return current,
+            (Select::Max, true) | (Select::Min, false) => proposals.max(),
+            (Select::Max, false) | (Select::Min, true) => proposals.min(),
         };
-        // Past the limit already (by rescales within a period): no further scale-up for now.
-        limit.unwrap_or(current).max(current)
-    }
-
-    /// The fewest replicas a scale-down may reach from `current`.
-    fn down_limit(&self, current: i32, history: &History, now: Timestamp) -> i32 {
-        let proposals = self.policies.iter().map(|policy| {
-            let start = policy.start(current, history, now);
-            if policy.percent {
-                (f64::from(start) * (1.0 - f64::from(policy.value) / 100.0)) as i32
-            } else {
-                start.saturating_sub(policy.value)
-            }
-        });
-        let limit = match self.select {
-            Select::Disabled => return current,
-            // The largest change is the lowest count.
-            Select::Max => proposals.min(),
-            Select::Min => proposals.max(),
-        };
-        limit.unwrap_or(current).min(current)
+        // Past it already (by rescales within a period): no further change this way for now.
+        let limit = limit.unwrap_or(current);
+        if up { limit.max(current) } else { limit.min(current) }
     }
 }
 
@@ -285,11 +269,11 @@ fn with_rules(
         false => DOWN_STABILIZED,
     };
     let (replicas, limited) = if stabilized > current {
-        let limit = up.up_limit(current, history, now);
+        let limit = up.limit(current, history, now, true);
         let (highest, above) = if max > limit { (limit, UP_LIMIT) } else { (max, TOO_MANY) };
         if stabilized > highest { (highest, above) } else { (stabilized, WITHIN) }
     } else if stabilized < current {
-        let limit = down.down_limit(current, history, now);
+        let limit = down.limit(current, history, now, false);
         let (lowest, below) = if min < limit { (limit, DOWN_LIMIT) } else { (min, TOO_FEW) };
         if stabilized < lowest { (lowest, below) } else { (stabilized, WITHIN) }
     } else {
