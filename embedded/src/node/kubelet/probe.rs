@@ -260,9 +260,10 @@ mod tests {
     async fn an_http_probe_is_ready_while_the_server_answers_below_400() {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        // Answers 200 twice, then 503.
+        // Answers 200 twice, then 503 for good.
         tokio::spawn(async move {
-            for answer in ["200 OK", "200 OK", "503 Service Unavailable"].iter().cycle() {
+            let answers = ["200 OK", "200 OK"].into_iter();
+            for answer in answers.chain(std::iter::repeat("503 Service Unavailable")) {
                 let (mut stream, _) = listener.accept().await.unwrap();
                 let mut request = [0u8; 1024];
                 let read = stream.read(&mut request).await.unwrap();
