@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 
 use crate::catalog::builtin_resource;
 use crate::node::runtime::attach::{Input, Writer, pty_error};
-use crate::node::runtime::logs;
+use crate::node::runtime::{logs, process};
 
 use super::ApiState;
 use super::errors::{ApiError, ApiResult};
@@ -246,7 +246,7 @@ pub(crate) fn running_process(
     if !running {
         return Err(not_running(&container, name));
     }
-    let env = environment(pid).ok_or_else(|| not_running(&container, name))?;
+    let env = process::environment(pid).ok_or_else(|| not_running(&container, name))?;
     // The pid is the container's while its HOSTNAME is the pod's (a pid reused by another
     // process has another environment).
     let hostname = pod.spec.as_ref().and_then(|s| s.hostname.clone()).unwrap_or(name.to_owned());
@@ -260,17 +260,6 @@ fn not_running(container: &str, pod: &str) -> ApiError {
     ApiError::bad_request(format!(
         "unable to upgrade connection: container \"{container}\" in pod \"{pod}\" is not running"
     ))
-}
-
-/// A process's environment, from `/proc/<pid>/environ`.
-fn environment(pid: u32) -> Option<Vec<(String, String)>> {
-    let raw = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    let pairs = raw.split(|b| *b == 0).filter(|entry| !entry.is_empty()).filter_map(|entry| {
-        let text = String::from_utf8_lossy(entry);
-        let (key, value) = text.split_once('=')?;
-        Some((key.to_owned(), value.to_owned()))
-    });
-    Some(pairs.collect())
 }
 
 /// A started command: the process, its output streams (with the stream each is sent as), and

@@ -4,9 +4,8 @@
 //! `failureThreshold` failures in a row. Process pods share the machine's network, so an
 //! `httpGet` or `tcpSocket` probe goes to its `host` or else to loopback.
 //!
-//! An `exec` probe runs its command in the pod's working directory with the machine's `PATH`,
-//! `HOME` (the working directory) and the container's literal `env` values; values taken from
-//! ConfigMaps, Secrets or the downward API are not resolved for it. HTTPS and gRPC probes are
+//! An `exec` probe runs its command as `kubectl exec` runs one beside the container: with the
+//! container process's environment, in the pod's working directory. HTTPS and gRPC probes are
 //! not run: such a container counts as ready, as it does without a probe.
 
 use std::path::{Path, PathBuf};
@@ -18,6 +17,8 @@ use hyper_util::rt::TokioIo;
 use k8s_openapi::api::core::v1::{Container, HTTPGetAction, Probe};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use tokio::net::TcpStream;
+
+use crate::node::runtime::process;
 
 /// A readiness probe the node can run.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,8 +34,8 @@ pub struct Readiness {
 /// What one attempt does.
 #[derive(Clone, Debug, PartialEq)]
 enum Action {
-    /// Runs a command; exit code 0 is success.
-    Exec { command: Vec<String>, env: Vec<(String, String)>, dir: PathBuf },
+    /// Runs a command with the environment of process `pid`; exit code 0 is success.
+    Exec { command: Vec<String>, pid: u32, dir: PathBuf },
     /// Sends a GET; a status from 200 to 399 is success.
     Http { host: String, port: u16, path: String, headers: Vec<(String, String)> },
     /// Opens a connection; connecting is success.
@@ -42,23 +43,13 @@ enum Action {
 }
 
 impl Readiness {
-    /// The readiness probe of `container` in a pod working in `dir`; `None` when it has none or
-    /// one the node does not run (HTTPS, gRPC, a port name the container does not declare).
-    pub fn of(container: &Container, dir: &Path) -> Option<Self> {
+    /// The readiness probe of `container`, whose process is `pid`, in a pod working in `dir`;
+    /// `None` when it has none or one the node does not run (HTTPS, gRPC, a port name the
+    /// container does not declare).
+    pub fn of(container: &Container, pid: u32, dir: &Path) -> Option<Self> {
         let probe = container.readiness_probe.as_ref()?;
         let action = if let Some(exec) = &probe.exec {
-            let path =
-                std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
-            let env = std::iter::once(("PATH".to_owned(), path))
-                .chain(std::iter::once(("HOME".to_owned(), dir.display().to_string())))
-                .chain(container.env.iter().flatten().filter_map(|var| {
-                    Some((
-                        var.name.clone(),
-                        var.value.clone().filter(|_| var.value_from.is_none())?,
-                    ))
-                }))
-                .collect();
-            Action::Exec { command: exec.command.clone()?, env, dir: dir.to_owned() }
+            Action::Exec { command: exec.command.clone()?, pid, dir: dir.to_owned() }
         } else if let Some(get) = &probe.http_get {
             http(container, get)?
         } else if let Some(tcp) = &probe.tcp_socket {
@@ -150,10 +141,12 @@ fn port(container: &Container, port: &IntOrString) -> Option<u16> {
 /// One attempt: whether it succeeded.
 async fn attempt(action: &Action) -> bool {
     match action {
-        Action::Exec { command, env, dir } => {
+        Action::Exec { command, pid, dir } => {
             let Some((program, args)) = command.split_first() else { return false };
+            // Read at each attempt, as `kubectl exec` reads it: gone with the process.
+            let Some(env) = process::environment(*pid) else { return false };
             let mut child = tokio::process::Command::new(program);
-            child.args(args).env_clear().envs(env.iter().cloned()).current_dir(dir);
+            child.args(args).env_clear().envs(env).current_dir(dir);
             child.stdin(std::process::Stdio::null());
             child.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
             // An attempt past its timeout is dropped, and its process with it.
@@ -230,7 +223,7 @@ mod tests {
             ..HTTPGetAction::default()
         };
         let probe = Probe { http_get: Some(get), ..Probe::default() };
-        let readiness = Readiness::of(&container(probe), Path::new("/tmp")).unwrap();
+        let readiness = Readiness::of(&container(probe), 0, Path::new("/tmp")).unwrap();
         assert_eq!(
             readiness.action,
             Action::Http {
@@ -246,14 +239,14 @@ mod tests {
         );
         let unknown = TCPSocketAction { port: IntOrString::String("grpc".into()), host: None };
         let probe = Probe { tcp_socket: Some(unknown), ..Probe::default() };
-        assert_eq!(Readiness::of(&container(probe), Path::new("/tmp")), None);
+        assert_eq!(Readiness::of(&container(probe), 0, Path::new("/tmp")), None);
         let https = HTTPGetAction {
             port: IntOrString::Int(8443),
             scheme: Some("HTTPS".into()),
             ..HTTPGetAction::default()
         };
         let probe = Probe { http_get: Some(https), ..Probe::default() };
-        assert_eq!(Readiness::of(&container(probe), Path::new("/tmp")), None);
+        assert_eq!(Readiness::of(&container(probe), 0, Path::new("/tmp")), None);
     }
 
     #[tokio::test]
@@ -279,7 +272,7 @@ mod tests {
         };
         let probe =
             fast(Probe { http_get: Some(get), failure_threshold: Some(1), ..Probe::default() });
-        let readiness = Readiness::of(&container(probe), Path::new("/tmp")).unwrap();
+        let readiness = Readiness::of(&container(probe), 0, Path::new("/tmp")).unwrap();
         assert_eq!(changes(readiness, 4).await, [true, false]);
     }
 
@@ -289,21 +282,26 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("ready"), "").unwrap();
         let command = ["sh", "-c", "test -f ready && test \"$MODE\" = on"].map(String::from);
-        let mut container = container(fast(Probe {
+        let container = container(fast(Probe {
             exec: Some(ExecAction { command: Some(command.to_vec()) }),
             success_threshold: Some(2),
             ..Probe::default()
         }));
-        container.env = Some(vec![k8s_openapi::api::core::v1::EnvVar {
-            name: "MODE".into(),
-            value: Some("on".into()),
-            value_from: None,
-        }]);
-        let readiness = Readiness::of(&container, &dir).unwrap();
+        // The container's process, whose environment the probe's command gets.
+        let mut process = std::process::Command::new("sleep")
+            .arg("30")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap())
+            .env("MODE", "on")
+            .spawn()
+            .unwrap();
+        let readiness = Readiness::of(&container, process.id(), &dir).unwrap();
         // Ready after two successes (the first at once, the second a second later).
         assert_eq!(changes(readiness.clone(), 3).await, [true]);
         std::fs::remove_file(dir.join("ready")).unwrap();
         assert_eq!(changes(readiness, 3).await, [] as [bool; 0], "never ready without the file");
+        process.kill().unwrap();
+        process.wait().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -313,7 +311,7 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let tcp = TCPSocketAction { port: IntOrString::Int(i32::from(port)), host: None };
         let probe = fast(Probe { tcp_socket: Some(tcp), ..Probe::default() });
-        let readiness = Readiness::of(&container(probe), Path::new("/tmp")).unwrap();
+        let readiness = Readiness::of(&container(probe), 0, Path::new("/tmp")).unwrap();
         assert_eq!(changes(readiness.clone(), 1).await, [true]);
         drop(listener);
         assert_eq!(changes(readiness, 1).await, [] as [bool; 0]);

@@ -414,7 +414,7 @@ impl Worker {
                                 Slot::App(i) => {
                                     running[i] = Some(terminator);
                                     let work = pod_dir.join("work");
-                                    if let Some(readiness) = Readiness::of(&spec.containers[i], &work) {
+                                    if let Some(readiness) = Readiness::of(&spec.containers[i], pid, &work) {
                                         cell.ready = false;
                                         probes.start(i, readiness, &events);
                                     }

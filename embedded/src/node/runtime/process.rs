@@ -420,6 +420,17 @@ pub enum Adopted {
     Ended(Exit),
 }
 
+/// A process's environment, from `/proc/<pid>/environ`.
+pub fn environment(pid: u32) -> Option<Vec<(String, String)>> {
+    let raw = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let pairs = raw.split(|b| *b == 0).filter(|entry| !entry.is_empty()).filter_map(|entry| {
+        let text = String::from_utf8_lossy(entry);
+        let (key, value) = text.split_once('=')?;
+        Some((key.to_owned(), value.to_owned()))
+    });
+    Some(pairs.collect())
+}
+
 /// Finds the supervised process recorded in `pid_file` by an earlier `keelson up`: its exit
 /// record if it has ended, else the process itself if it still runs (the recorded start time
 /// proves it is the same one). `None` when neither is there: the process is lost. Only on

@@ -109,14 +109,13 @@ pub(super) fn normalize(
 ) -> Normalized {
     match behavior {
         Some(behavior) => with_rules(behavior, (min, max), current, wanted, history, now),
-        None => fixed(min, max, current, wanted, history, now),
+        None => fixed((min, max), current, wanted, history, now),
     }
 }
 
 /// Upstream's rules for an autoscaler without `behavior`.
 fn fixed(
-    min: i32,
-    max: i32,
+    (min, max): (i32, i32),
     current: i32,
     wanted: i32,
     history: &mut History,
