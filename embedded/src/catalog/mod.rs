@@ -241,6 +241,16 @@ impl ResourceInfo {
         }
     }
 
+    /// Whether `api_version` is this resource's [`ResourceInfo::api_version`] (no allocation).
+    pub fn is_api_version(&self, api_version: &str) -> bool {
+        match api_version.split_once('/') {
+            None => self.group.is_empty() && api_version == self.version,
+            Some((group, version)) => {
+                !group.is_empty() && group == self.group && version == self.version
+            }
+        }
+    }
+
     /// `Namespaced` or `Cluster`, as discovery spells it.
     pub fn scope(&self) -> &'static str {
         if self.namespaced { "Namespaced" } else { "Cluster" }

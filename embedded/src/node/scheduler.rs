@@ -3,7 +3,7 @@
 //! nodes, and resource requests against what the node has left.
 
 use std::borrow::Borrow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use k8s_openapi::api::core::v1::{
@@ -272,56 +272,105 @@ fn field_matches(field: &NodeSelectorRequirement, name: &str) -> bool {
     }
 }
 
-/// The node for `pod` among `nodes`, given every pod of the cluster in `pods`: the pods bound
-/// to a node and not finished use its allocatable resources. A node fits when nothing in
-/// [`node_mismatch`] rules it out and every requested resource fits in what is left
-/// (extended resources are never over-committed; a resource the node lacks is insufficient).
-/// Among fitting nodes the least allocated wins (most free cpu and memory, in percent of
-/// allocatable, counting containers without requests as kube-scheduler does), ties going to
-/// the first name.
-pub fn place<P: Borrow<Pod>>(
-    pod: &Pod,
-    nodes: &[Node],
-    pods: &[P],
-) -> Result<String, Unschedulable> {
-    if nodes.is_empty() {
-        return Err(Unschedulable { message: NO_NODES_MESSAGE.to_owned() });
+/// The nodes with what the pods bound to each already take, for placing pods one after the
+/// other: built once from every pod (O(pods)), then each placement costs O(nodes) and counts
+/// on the next through [`Cluster::bind`], as kube-scheduler's node cache does.
+pub struct Cluster<'a> {
+    nodes: Vec<NodeLoad<'a>>,
+}
+
+/// One node and the requests of the unfinished pods bound to it.
+struct NodeLoad<'a> {
+    node: &'a Node,
+    name: &'a str,
+    allocatable: BTreeMap<String, i128>,
+    pods: i128,
+    /// The pods' requests.
+    requested: BTreeMap<String, i128>,
+    /// The pods' requests with kube-scheduler's defaults for containers without any, for
+    /// spreading.
+    spread: BTreeMap<String, i128>,
+}
+
+impl NodeLoad<'_> {
+    fn add(&mut self, spec: &PodSpec) {
+        self.pods += 1;
+        add(&mut self.requested, &requests(spec));
+        add(&mut self.spread, &pod_requests(spec, true));
     }
-    let default_spec = PodSpec::default();
-    let spec = pod.spec.as_ref().unwrap_or(&default_spec);
-    let request = requests(spec);
-    let spread_request = pod_requests(spec, true);
-    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-    let mut best: Option<(i128, &str)> = None;
-    for node in nodes {
-        let name = node.metadata.name.as_deref().unwrap_or_default();
-        if let Some(mismatch) = node_mismatch(spec, node) {
-            *reasons.entry(mismatch.to_string()).or_default() += 1;
-            continue;
-        }
-        let others: Vec<&Pod> = pods
+}
+
+impl<'a> Cluster<'a> {
+    /// `nodes` with the pods among `pods` bound to them and not finished.
+    pub fn new<P: Borrow<Pod>>(nodes: &'a [Node], pods: &[P]) -> Self {
+        let mut loads: Vec<NodeLoad<'a>> = nodes
             .iter()
-            .map(Borrow::borrow)
-            .filter(|p| is_bound_to(p, name) && !same_pod(p, pod))
+            .map(|node| NodeLoad {
+                node,
+                name: node.metadata.name.as_deref().unwrap_or_default(),
+                allocatable: allocatable(node),
+                pods: 0,
+                requested: BTreeMap::new(),
+                spread: BTreeMap::new(),
+            })
             .collect();
-        let allocatable = allocatable(node);
-        let shortages = shortages(&request, &allocatable, &others);
-        if !shortages.is_empty() {
-            for shortage in shortages {
-                *reasons.entry(shortage).or_default() += 1;
+        let by_name: HashMap<&str, usize> =
+            loads.iter().enumerate().map(|(i, load)| (load.name, i)).collect();
+        for pod in pods.iter().map(Borrow::borrow).filter(|p| !is_terminal(p)) {
+            let index = node_name(pod).and_then(|node| by_name.get(node));
+            if let (Some(&index), Some(spec)) = (index, &pod.spec) {
+                loads[index].add(spec);
             }
-            continue;
         }
-        let score = free_score(&spread_request, &allocatable, &others);
-        if best.is_none_or(|(best_score, best_name)| {
-            (score, std::cmp::Reverse(name)) > (best_score, std::cmp::Reverse(best_name))
-        }) {
-            best = Some((score, name));
+        Cluster { nodes: loads }
+    }
+
+    /// The node for `pod`. A node fits when nothing in [`node_mismatch`] rules it out and
+    /// every requested resource fits in what is left (extended resources are never
+    /// over-committed; a resource the node lacks is insufficient). Among fitting nodes the
+    /// least allocated wins (most free cpu and memory, in percent of allocatable, counting
+    /// containers without requests as kube-scheduler does), ties going to the first name.
+    pub fn place(&self, pod: &Pod) -> Result<String, Unschedulable> {
+        if self.nodes.is_empty() {
+            return Err(Unschedulable { message: NO_NODES_MESSAGE.to_owned() });
+        }
+        let default_spec = PodSpec::default();
+        let spec = pod.spec.as_ref().unwrap_or(&default_spec);
+        let request = requests(spec);
+        let spread_request = pod_requests(spec, true);
+        let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+        let mut best: Option<(i128, &str)> = None;
+        for load in &self.nodes {
+            if let Some(mismatch) = node_mismatch(spec, load.node) {
+                *reasons.entry(mismatch.to_string()).or_default() += 1;
+                continue;
+            }
+            let shortages = shortages(&request, load);
+            if !shortages.is_empty() {
+                for shortage in shortages {
+                    *reasons.entry(shortage).or_default() += 1;
+                }
+                continue;
+            }
+            let score = free_score(&spread_request, load);
+            if best.is_none_or(|(best_score, best_name)| {
+                (score, std::cmp::Reverse(load.name)) > (best_score, std::cmp::Reverse(best_name))
+            }) {
+                best = Some((score, load.name));
+            }
+        }
+        match best {
+            Some((_, name)) => Ok(name.to_owned()),
+            None => Err(Unschedulable { message: summary(self.nodes.len(), &reasons) }),
         }
     }
-    match best {
-        Some((_, name)) => Ok(name.to_owned()),
-        None => Err(Unschedulable { message: summary(nodes.len(), &reasons) }),
+
+    /// Counts `pod` on `node` from now on (it was placed there).
+    pub fn bind(&mut self, pod: &Pod, node: &str) {
+        let default_spec = PodSpec::default();
+        if let Some(load) = self.nodes.iter_mut().find(|load| load.name == node) {
+            load.add(pod.spec.as_ref().unwrap_or(&default_spec));
+        }
     }
 }
 
@@ -334,46 +383,21 @@ fn summary(node_count: usize, reasons: &BTreeMap<String, usize>) -> String {
     format!("0/{node_count} nodes are available: {}.", entries.join(", "))
 }
 
-fn is_bound_to(pod: &Pod, node: &str) -> bool {
-    node_name(pod) == Some(node) && !is_terminal(pod)
-}
-
-fn same_pod(a: &Pod, b: &Pod) -> bool {
-    match (&a.metadata.uid, &b.metadata.uid) {
-        (Some(x), Some(y)) => x == y,
-        _ => {
-            a.metadata.name.is_some()
-                && a.metadata.name == b.metadata.name
-                && a.metadata.namespace == b.metadata.namespace
-        }
-    }
-}
-
 fn allocatable(node: &Node) -> BTreeMap<String, i128> {
     node.status.as_ref().and_then(|s| s.allocatable.as_ref()).map(milli_values).unwrap_or_default()
 }
 
 /// The reasons the node's free resources cannot hold `request`: `Too many pods`, or
 /// `Insufficient <resource>` for each resource short.
-fn shortages(
-    request: &BTreeMap<String, i128>,
-    allocatable: &BTreeMap<String, i128>,
-    others: &[&Pod],
-) -> Vec<String> {
-    let mut used = BTreeMap::new();
-    for other in others {
-        if let Some(spec) = &other.spec {
-            add(&mut used, &requests(spec));
-        }
-    }
+fn shortages(request: &BTreeMap<String, i128>, load: &NodeLoad<'_>) -> Vec<String> {
     let mut reasons = Vec::new();
-    let max_pods = allocatable.get("pods").copied().unwrap_or_default() / 1000;
-    if others.len() as i128 + 1 > max_pods {
+    let max_pods = load.allocatable.get("pods").copied().unwrap_or_default() / 1000;
+    if load.pods + 1 > max_pods {
         reasons.push("Too many pods".to_owned());
     }
     for (resource, wanted) in request {
-        let free = allocatable.get(resource).copied().unwrap_or_default()
-            - used.get(resource).copied().unwrap_or_default();
+        let free = load.allocatable.get(resource).copied().unwrap_or_default()
+            - load.requested.get(resource).copied().unwrap_or_default();
         if *wanted > free {
             reasons.push(format!("Insufficient {resource}"));
         }
@@ -383,22 +407,13 @@ fn shortages(
 
 /// kube-scheduler's least-allocated score for cpu and memory: for each, the percentage of
 /// allocatable left once the pod is placed, summed.
-fn free_score(
-    request: &BTreeMap<String, i128>,
-    allocatable: &BTreeMap<String, i128>,
-    others: &[&Pod],
-) -> i128 {
-    let mut used = request.clone();
-    for other in others {
-        if let Some(spec) = &other.spec {
-            add(&mut used, &pod_requests(spec, true));
-        }
-    }
+fn free_score(request: &BTreeMap<String, i128>, load: &NodeLoad<'_>) -> i128 {
     ["cpu", "memory"]
         .iter()
         .map(|resource| {
-            let total = allocatable.get(*resource).copied().unwrap_or_default();
-            let taken = used.get(*resource).copied().unwrap_or_default();
+            let total = load.allocatable.get(*resource).copied().unwrap_or_default();
+            let taken = request.get(*resource).copied().unwrap_or_default()
+                + load.spread.get(*resource).copied().unwrap_or_default();
             if total <= 0 || taken > total { 0 } else { (total - taken) * 100 / total }
         })
         .sum()
@@ -414,6 +429,14 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     use super::*;
+
+    fn place<P: Borrow<Pod>>(
+        pod: &Pod,
+        nodes: &[Node],
+        pods: &[P],
+    ) -> Result<String, Unschedulable> {
+        Cluster::new(nodes, pods).place(pod)
+    }
 
     fn quantities(list: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
         list.iter().map(|(k, v)| ((*k).to_owned(), Quantity((*v).to_owned()))).collect()
@@ -743,6 +766,22 @@ mod tests {
         let cluster = [bound(half("a"), "small"), bound(half("b"), "small")];
         let message = place(&half("c"), &nodes, &cluster).unwrap_err().message;
         assert_eq!(message, "0/1 nodes are available: 1 Insufficient cpu, 1 Too many pods.");
+    }
+
+    #[test]
+    fn each_placement_counts_on_the_next() {
+        let nodes = [node("a", &[]), node("b", &[("pods", "1")])];
+        let mut cluster = Cluster::new::<Pod>(&nodes, &[]);
+        let p = |name: &str| requesting(name, &[("cpu", "1")]);
+        let mut placed = Vec::new();
+        for name in ["p1", "p2", "p3"] {
+            let node = cluster.place(&p(name)).unwrap();
+            cluster.bind(&p(name), &node);
+            placed.push(node);
+        }
+        assert_eq!(placed, ["a", "b", "a"], "spread, then b is full at one pod");
+        let message = cluster.place(&requesting("big", &[("cpu", "3")])).unwrap_err().message;
+        assert_eq!(message, "0/2 nodes are available: 1 Insufficient cpu, 1 Too many pods.");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! [`scheduler::place`](super::scheduler::place), binds it, or marks it unschedulable with a
 //! `FailedScheduling` event.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -91,36 +91,37 @@ struct Scheduler {
 impl Scheduler {
     async fn pass(&mut self, pods: &Store<Pod>, nodes: &Store<Node>) -> Outcome {
         let state = pods.state();
-        self.assumed.retain(|uid, _| {
-            state.iter().any(|p| p.uid().as_deref() == Some(uid) && node_name(p).is_none())
-        });
-        if !state.iter().any(|p| self.is_pending(p)) {
+        let unbound: HashSet<&str> = state
+            .iter()
+            .filter(|p| node_name(p).is_none())
+            .filter_map(|p| p.metadata.uid.as_deref())
+            .collect();
+        self.assumed.retain(|uid, _| unbound.contains(uid.as_str()));
+        let mut pending: Vec<&Arc<Pod>> = state.iter().filter(|p| self.is_pending(p)).collect();
+        if pending.is_empty() {
             return Outcome::Done;
         }
-        let nodes: Vec<Node> = nodes.state().iter().map(|n| Node::clone(n)).collect();
-        // Pods this scheduler bound count on their node even before the watch shows it.
-        let mut view: Vec<Arc<Pod>> = state
-            .iter()
-            .map(|p| match p.uid().and_then(|uid| self.assumed.get(&uid)) {
-                Some(node) => Arc::new(bound_to(p, node)),
-                None => p.clone(),
-            })
-            .collect();
-        let mut pending: Vec<Arc<Pod>> =
-            view.iter().filter(|p| self.is_pending(p)).cloned().collect();
         pending.sort_by(|a, b| {
-            (&a.metadata.creation_timestamp, a.name_any())
-                .cmp(&(&b.metadata.creation_timestamp, b.name_any()))
+            (&a.metadata.creation_timestamp, a.metadata.name.as_deref())
+                .cmp(&(&b.metadata.creation_timestamp, b.metadata.name.as_deref()))
         });
+        let nodes: Vec<Node> = nodes.state().iter().map(|n| Node::clone(n)).collect();
+        let mut cluster = scheduler::Cluster::new(&nodes, &state);
+        // Pods this scheduler bound count on their node even before the watch shows it.
+        for pod in &state {
+            if let Some(node) = pod.metadata.uid.as_ref().and_then(|uid| self.assumed.get(uid)) {
+                cluster.bind(pod, node);
+            }
+        }
         // Place every pending pod first (each placement counts on the next), then write the
         // bindings and refusals concurrently.
         let mut binds = Vec::new();
         let mut refusals = Vec::new();
         for pod in pending {
-            match scheduler::place(&pod, &nodes, &view) {
+            match cluster.place(pod) {
                 Ok(node) => {
-                    view.push(Arc::new(bound_to(&pod, &node)));
-                    binds.push((pod, node));
+                    cluster.bind(pod, &node);
+                    binds.push((Arc::clone(pod), node));
                 }
                 Err(unschedulable) => refusals.push((pod, unschedulable.message)),
             }
@@ -136,7 +137,7 @@ impl Scheduler {
             .await;
         stream::iter(refusals)
             .for_each_concurrent(CONCURRENT_WRITES, |(pod, message)| async move {
-                this.unschedulable(&pod, &message).await;
+                this.unschedulable(pod, &message).await;
             })
             .await;
         for result in bound {
@@ -155,7 +156,7 @@ impl Scheduler {
     fn is_pending(&self, pod: &Pod) -> bool {
         let scheduler = pod.spec.as_ref().and_then(|s| s.scheduler_name.as_deref());
         node_name(pod).is_none()
-            && !pod.uid().is_some_and(|uid| self.assumed.contains_key(&uid))
+            && !pod.metadata.uid.as_ref().is_some_and(|uid| self.assumed.contains_key(uid))
             && !is_terminal(pod)
             && !is_deleting(pod)
             && scheduler.is_none_or(|n| n == DEFAULT_SCHEDULER)
@@ -244,13 +245,6 @@ impl Scheduler {
             tracing::debug!(%error, "recording a scheduling event failed");
         }
     }
-}
-
-/// A copy of `pod` bound to `node`.
-fn bound_to(pod: &Pod, node: &str) -> Pod {
-    let mut bound = pod.clone();
-    bound.spec.get_or_insert_default().node_name = Some(node.to_owned());
-    bound
 }
 
 fn scheduled_condition(pod: &Pod) -> Option<&PodCondition> {

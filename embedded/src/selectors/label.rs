@@ -101,7 +101,12 @@ impl Requirement {
 
     /// Whether `labels` satisfy the requirement.
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let value = labels.get(&self.key);
+        self.matches_value(labels.get(&self.key).map(String::as_str))
+    }
+
+    /// Whether an object whose label [`Requirement::key`] has `value` (`None`: absent)
+    /// satisfies the requirement.
+    pub fn matches_value(&self, value: Option<&str>) -> bool {
         let int_cmp = |pred: fn(i64, i64) -> bool| match (value, self.values.first()) {
             (Some(have), Some(want)) => match (have.parse::<i64>(), want.parse::<i64>()) {
                 (Ok(h), Ok(w)) => pred(h, w),
@@ -111,10 +116,10 @@ impl Requirement {
         };
         match self.operator {
             Operator::Equals | Operator::DoubleEquals | Operator::In => {
-                value.is_some_and(|v| self.values.contains(v))
+                value.is_some_and(|v| self.values.iter().any(|want| want == v))
             }
             Operator::NotEquals | Operator::NotIn => {
-                !value.is_some_and(|v| self.values.contains(v))
+                !value.is_some_and(|v| self.values.iter().any(|want| want == v))
             }
             Operator::Exists => value.is_some(),
             Operator::DoesNotExist => value.is_none(),
@@ -178,14 +183,20 @@ impl LabelSelector {
         if self.is_empty() {
             return true;
         }
-        let labels: BTreeMap<String, String> = object
-            .pointer("/metadata/labels")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect()
-            })
-            .unwrap_or_default();
-        self.matches(&labels)
+        let labels = object.get("metadata").and_then(|m| m.get("labels"));
+        let value = |key: &str| labels.and_then(|labels| labels.get(key)).and_then(Value::as_str);
+        self.requirements.iter().all(|r| r.matches_value(value(&r.key)))
+    }
+
+    /// A `label=value` pair that every selected object carries, if a requirement demands one:
+    /// a list need only read the objects the store indexes under it.
+    pub fn required_label(&self) -> Option<(&str, &str)> {
+        self.requirements.iter().find_map(|r| match (r.operator, r.values.as_slice()) {
+            (Operator::Equals | Operator::DoubleEquals | Operator::In, [value]) => {
+                Some((r.key.as_str(), value.as_str()))
+            }
+            _ => None,
+        })
     }
 
     /// Converts a `metav1.LabelSelector`. An empty one selects everything; a

@@ -138,6 +138,21 @@ fn matches_object_labels() {
     assert!(sel("app=web").matches_object(&object));
     assert!(!sel("app=db").matches_object(&object));
     assert!(sel("!app").matches_object(&json!({"metadata": {"name": "y"}})));
+    assert!(sel("app!=db,tier notin (back)").matches_object(&object));
+    let numbered = json!({"metadata": {"labels": {"replicas": "3", "bad": 3}}});
+    assert!(sel("replicas>2,replicas<4").matches_object(&numbered));
+    assert!(sel("!bad").matches_object(&numbered), "a label that is not a string is absent");
+}
+
+#[test]
+fn the_required_label_is_one_every_selected_object_carries() {
+    let required = |s: &str| sel(s).required_label().map(|(k, v)| format!("{k}={v}"));
+    assert_eq!(required("tier!=db,app=web").as_deref(), Some("app=web"));
+    assert_eq!(required("app==web").as_deref(), Some("app=web"));
+    assert_eq!(required("app in (web)").as_deref(), Some("app=web"));
+    assert_eq!(required("app in (web,db)"), None, "either of two values");
+    assert_eq!(required("app,!tier,env notin (prod)"), None);
+    assert_eq!(required(""), None);
 }
 
 #[test]

@@ -65,13 +65,12 @@ pub fn from_stored<'a>(info: &ResourceInfo, object: &'a Value) -> Cow<'a, Value>
     if is_v1_autoscaler(info) {
         return Cow::Owned(hpa::to_v1(object));
     }
-    let api_version = info.api_version();
     match object.get("apiVersion").and_then(Value::as_str) {
-        Some(current) if current == api_version => Cow::Borrowed(object),
+        Some(current) if info.is_api_version(current) => Cow::Borrowed(object),
         _ if !object.is_object() => Cow::Borrowed(object),
         _ => {
             let mut converted = object.clone();
-            converted["apiVersion"] = Value::String(api_version);
+            converted["apiVersion"] = Value::String(info.api_version());
             Cow::Owned(converted)
         }
     }

@@ -1,14 +1,16 @@
 //! The garbage collector: owner references for all three propagation policies, and namespaces
 //! and CRDs that delete what they hold.
 //!
-//! A pass reads one snapshot of every object, [`plan`]s what to do (a pure function) and
-//! carries the actions out; anything that changed meanwhile is simply redone by the next pass.
+//! A pass reads one snapshot of the objects that concern it (those with owners, those being
+//! deleted and their owners, found through the store's indexes), [`plan`]s what to do (a pure
+//! function) and carries the actions out; anything that changed meanwhile is simply redone by
+//! the next pass.
 //! Passes run after changes that can give the collector work, and again while the last pass
 //! found work (its actions may have made more, as removing owners lets an `orphan` finalizer go,
 //! or failed), sooner at first and then less often. A pass that finds nothing leaves nothing to
 //! do until the next such change.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +18,7 @@ use futures::FutureExt;
 use serde_json::{Value, json};
 
 use crate::catalog::{ResourceInfo, builtin_resource};
-use crate::storage::{Event, EventType, Store, StoreError, WriteOp};
+use crate::storage::{Entry, Event, EventType, Snapshot, Store, StoreError, WriteOp};
 
 use super::admission::CRD_CLEANUP_FINALIZER;
 use super::objects::{finalizers, meta_str, ready_to_remove};
@@ -68,7 +70,7 @@ fn deleting(object: &Value) -> bool {
 }
 
 fn owner_refs(object: &Value) -> impl Iterator<Item = &Value> {
-    // Not `Value::pointer`, which allocates for every path segment: this runs on every object.
+    // Not `Value::pointer`, which allocates for every path segment: this runs on many objects.
     let refs = object.get("metadata").and_then(|m| m.get("ownerReferences"));
     refs.and_then(Value::as_array).into_iter().flatten()
 }
@@ -80,7 +82,8 @@ fn key_namespace(key: &str) -> &str {
 
 const NAMESPACES_PREFIX: &str = "/core/namespaces/";
 
-/// Decides what the collector does, from one consistent view of every object.
+/// Decides what the collector does, from one consistent view of the objects that concern it
+/// (see [`concerned`]).
 pub(crate) fn plan(items: &[Item<'_>]) -> Vec<Action> {
     // Only the objects some owner reference names need to be found by uid.
     let referenced: HashSet<&str> = items
@@ -230,7 +233,7 @@ fn interesting(event: &Event) -> bool {
 
 /// Runs the collector until the store shuts down. Changes are coalesced: a burst of writes
 /// (a Job controller making pods, a kubelet reporting their statuses) costs one pass, and passes
-/// run at most every [`MIN_INTERVAL`], since each reads every object.
+/// run at most every [`MIN_INTERVAL`], since each reads every object with owners.
 pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let Ok(mut watch) = store.watch("/", store.revision()) else { return };
@@ -270,8 +273,8 @@ pub(crate) fn spawn(store: Store, registry: Registry) -> tokio::task::JoinHandle
             }
             last_pass = tokio::time::Instant::now();
             recheck = next_recheck(pass(&store, &registry).await, recheck);
-            // A pass reads every object: with many, space passes out so that they take at most
-            // a quarter of the time.
+            // A pass reads every object with owners: with many, space passes out so that they
+            // take at most a quarter of the time.
             let took = last_pass.elapsed();
             last_pass += took.saturating_mul(4).saturating_sub(MIN_INTERVAL);
         }
@@ -287,10 +290,10 @@ fn next_recheck(found_work: bool, previous: Option<Duration>) -> Option<Duration
 /// One pass: plan from a snapshot, then act; returns whether there was anything to do.
 async fn pass(store: &Store, registry: &Registry) -> bool {
     let snapshot = store.list("/");
-    // Planning reads every object: off the request workers, so that requests do not wait for it.
+    // Planning may read every object: off the request workers, so that requests do not wait.
     let actions = tokio::task::spawn_blocking(move || {
         let items: Vec<Item<'_>> =
-            snapshot.entries().map(|e| Item { key: &e.key, object: &e.object }).collect();
+            concerned(&snapshot).map(|e| Item { key: &e.key, object: &e.object }).collect();
         plan(&items)
     })
     .await
@@ -313,6 +316,27 @@ async fn pass(store: &Store, registry: &Registry) -> bool {
         registry.refresh(store);
     }
     true
+}
+
+/// The objects [`plan`] needs to see to decide what it would decide from all of them, in key
+/// order: those with owners, those being deleted, and the owners named. Emptying a namespace
+/// or a CRD's resources concerns whatever they hold, so while one is being deleted, every
+/// object.
+fn concerned(snapshot: &Snapshot) -> Box<dyn Iterator<Item = &Entry> + '_> {
+    let emptying = |entry: &Entry| {
+        entry.key.starts_with(NAMESPACES_PREFIX) || entry.key.starts_with(CRD_PREFIX)
+    };
+    if snapshot.deleting().any(emptying) {
+        return Box::new(snapshot.entries());
+    }
+    let mut concerned: BTreeMap<&str, &Entry> =
+        snapshot.owned().chain(snapshot.deleting()).map(|e| (e.key.as_str(), e)).collect();
+    let owners = snapshot
+        .owned()
+        .flat_map(|e| owner_refs(&e.object))
+        .filter_map(|r| snapshot.by_uid(r.get("uid")?.as_str()?));
+    concerned.extend(owners.map(|e| (e.key.as_str(), e)));
+    Box::new(concerned.into_values())
 }
 
 async fn act(
@@ -536,5 +560,37 @@ mod tests {
         }
         assert_eq!(waits, [50, 100, 200, 400, 800, 1600, 3200, 5000, 5000]);
         assert_eq!(next_recheck(false, wait), None, "a pass that found nothing stops rechecks");
+    }
+
+    #[tokio::test]
+    async fn a_pass_reads_owned_and_deleted_objects_and_their_owners_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            Store::open(crate::storage::StoreConfig::new(dir.path().join("db"))).await.unwrap();
+        let put =
+            |key: &str, object: Value| store.write(WriteOp::Create { key: key.into(), object });
+        let deleting = json!({"deletionTimestamp": "2026-11-25T00:00:00Z"});
+        put("/apps/replicasets/ns/owner", obj("owner", &[], json!({}))).await.unwrap();
+        put("/core/pods/ns/child", obj("child", &[("owner", true)], json!({}))).await.unwrap();
+        put("/core/pods/ns/orphan", obj("orphan", &[("gone", false)], json!({}))).await.unwrap();
+        put("/core/pods/ns/leaving", obj("leaving", &[], deleting.clone())).await.unwrap();
+        put("/core/configmaps/ns/unrelated", obj("unrelated", &[], json!({}))).await.unwrap();
+        let keys = |store: &Store| {
+            let snapshot = store.list("/");
+            concerned(&snapshot).map(|e| e.key.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            keys(&store),
+            [
+                "/apps/replicasets/ns/owner",
+                "/core/pods/ns/child",
+                "/core/pods/ns/leaving",
+                "/core/pods/ns/orphan"
+            ]
+        );
+
+        put("/core/namespaces/ns", obj("ns", &[], deleting)).await.unwrap();
+        assert_eq!(keys(&store).len(), 6, "emptying a namespace concerns every object");
+        store.shutdown().await;
     }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::catalog::{ResourceInfo, Subresource};
-use crate::selectors::field_value;
+use crate::selectors::{LabelSelector, field_value};
 use crate::storage::Snapshot;
 use crate::table::{self, IncludeObject};
 use crate::validation::forbidden;
@@ -116,9 +116,13 @@ pub(crate) async fn list(state: &ApiState, request: ResourceRequest) -> ApiResul
         }
         None => (first_snapshot(state, &request.query, &prefix).await?, None),
     };
-    let entries: Box<dyn Iterator<Item = &crate::storage::Entry>> = match &after {
-        Some(key) => Box::new(snapshot.after(key)),
-        None => Box::new(snapshot.entries()),
+    let required = request.query.labels.as_ref().and_then(LabelSelector::required_label);
+    let entries: Box<dyn Iterator<Item = &crate::storage::Entry>> = match (required, &after) {
+        (Some((label, value)), after) => {
+            Box::new(snapshot.labelled(label, value, after.as_deref()))
+        }
+        (None, Some(key)) => Box::new(snapshot.after(key)),
+        (None, None) => Box::new(snapshot.entries()),
     };
     let mut items: Vec<Cow<'_, Value>> = Vec::new();
     let mut last_key = None;

@@ -6,6 +6,7 @@
 //! Nothing routes to these addresses on one machine (there is no kube-proxy); they are kept so
 //! that manifests, `kubectl get svc` and tools reading `spec.clusterIP` see what they expect.
 
+use std::cell::LazyCell;
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -48,17 +49,23 @@ impl Allocator {
     ) -> ApiResult<MutexGuard<'_, ()>> {
         let guard = self.0.lock().await;
         let name = meta_str(service, "name").unwrap_or_default().to_owned();
-        let taken = Taken::of(store, service);
+        let own_key =
+            object_key(services(), meta_str(service, "namespace").unwrap_or_default(), &name);
+        // Read only when an address or port must be chosen or checked: most updates keep
+        // what the Service holds, and reading every other Service is O(Services).
+        let taken = LazyCell::new(|| Taken::of(store, &own_key));
         let Some(spec) = service.get_mut("spec").and_then(Value::as_object_mut) else {
             return Ok(guard);
         };
         let mut problems = Vec::new();
-        if let Some(old) = old.and_then(|o| o.get("spec")).and_then(Value::as_object) {
+        let old = old.and_then(|o| o.get("spec")).and_then(Value::as_object);
+        if let Some(old) = old {
             drop_type_dependent(old, spec);
             keep_allocations(old, spec);
             problems.extend(changed_cluster_ip(old, spec));
         }
-        problems.extend(assign(spec, &taken, &name));
+        let held_ip = old.and_then(|old| old.get("clusterIP")).and_then(Value::as_str);
+        problems.extend(assign(spec, &taken, held_ip, &name));
         if problems.is_empty() {
             Ok(guard)
         } else {
@@ -74,13 +81,9 @@ struct Taken {
 }
 
 impl Taken {
-    fn of(store: &Store, service: &Value) -> Self {
+    /// What the Services other than the one stored under `own_key` hold.
+    fn of(store: &Store, own_key: &str) -> Self {
         let info = services();
-        let own_key = object_key(
-            info,
-            meta_str(service, "namespace").unwrap_or_default(),
-            meta_str(service, "name").unwrap_or_default(),
-        );
         // The `kubernetes` Service's address is reserved even before that Service is stored,
         // for every Service but that one (which may be re-applied with its own address).
         let reserved = (own_key != object_key(info, "default", "kubernetes"))
@@ -182,8 +185,14 @@ fn service_type(spec: &Map<String, Value>) -> &str {
 }
 
 /// Fills in the cluster IP, IP families and node ports `spec` lacks; the problems with those
-/// it names itself.
-fn assign(spec: &mut Map<String, Value>, taken: &Taken, name: &str) -> Vec<Cause> {
+/// it names itself. `held_ip` is the cluster IP the stored Service holds (on an update), which
+/// stays valid.
+fn assign(
+    spec: &mut Map<String, Value>,
+    taken: &LazyCell<Taken, impl FnOnce() -> Taken>,
+    held_ip: Option<&str>,
+    name: &str,
+) -> Vec<Cause> {
     let kind = service_type(spec).to_owned();
     if kind == "ExternalName" {
         for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
@@ -206,6 +215,7 @@ fn assign(spec: &mut Map<String, Value>, taken: &Taken, name: &str) -> Vec<Cause
             }
         },
         "None" => requested,
+        text if Some(text) == held_ip => requested,
         text => {
             if let Some(problem) = check_ip(text, taken) {
                 problems.push(invalid("spec.clusterIPs[0]", text, &problem));
@@ -221,8 +231,8 @@ fn assign(spec: &mut Map<String, Value>, taken: &Taken, name: &str) -> Vec<Cause
     let wants_node_ports = kind == "NodePort"
         || (kind == "LoadBalancer"
             && spec.get("allocateLoadBalancerNodePorts") != Some(&json!(false)));
-    let mut used = taken.node_ports.clone();
     let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) else { return problems };
+    let mut used = LazyCell::new(|| taken.node_ports.clone());
     // Requested ports first, so that a port handed out cannot take one asked for further on.
     for (index, port) in ports.iter().enumerate() {
         let Some(given) = port.get("nodePort").and_then(Value::as_i64).filter(|p| *p != 0) else {
@@ -405,11 +415,12 @@ async fn put(
 mod tests {
     use super::*;
 
-    fn taken(ips: &[&str], node_ports: &[i64]) -> Taken {
-        Taken {
+    fn taken(ips: &[&str], node_ports: &[i64]) -> LazyCell<Taken, impl FnOnce() -> Taken> {
+        let taken = Taken {
             ips: ips.iter().map(|ip| u32::from(ip.parse::<Ipv4Addr>().unwrap())).collect(),
             node_ports: node_ports.iter().copied().collect(),
-        }
+        };
+        LazyCell::new(move || taken)
     }
 
     fn spec(value: Value) -> Map<String, Value> {
@@ -419,7 +430,7 @@ mod tests {
     #[test]
     fn a_cluster_ip_service_gets_a_free_address_in_the_range() {
         let mut s = spec(json!({ "type": "ClusterIP", "ports": [{ "port": 80 }] }));
-        assert!(assign(&mut s, &taken(&[], &[]), "web").is_empty());
+        assert!(assign(&mut s, &taken(&[], &[]), None, "web").is_empty());
         let ip: Ipv4Addr = s["clusterIP"].as_str().unwrap().parse().unwrap();
         assert_eq!(&ip.octets()[..1], &[10]);
         assert!((96..112).contains(&ip.octets()[1]), "{ip} is in 10.96.0.0/12");
@@ -431,23 +442,24 @@ mod tests {
         assert!(s["ports"][0].get("nodePort").is_none(), "no node port for ClusterIP");
 
         let mut again = spec(json!({ "type": "ClusterIP" }));
-        assert!(assign(&mut again, &taken(&[&ip.to_string()], &[]), "web").is_empty());
+        assert!(assign(&mut again, &taken(&[&ip.to_string()], &[]), None, "web").is_empty());
         assert_ne!(again["clusterIP"], s["clusterIP"], "a taken address is not handed out twice");
     }
 
     #[test]
     fn headless_and_requested_addresses_are_kept_and_checked() {
         let mut headless = spec(json!({ "type": "ClusterIP", "clusterIP": "None" }));
-        assert!(assign(&mut headless, &taken(&[], &[]), "db").is_empty());
+        assert!(assign(&mut headless, &taken(&[], &[]), None, "db").is_empty());
         assert_eq!(headless["clusterIPs"], json!(["None"]));
 
         let mut fixed = spec(json!({ "clusterIP": "10.96.5.5" }));
-        assert!(assign(&mut fixed, &taken(&[], &[]), "a").is_empty());
+        assert!(assign(&mut fixed, &taken(&[], &[]), None, "a").is_empty());
         assert_eq!(fixed["clusterIP"], "10.96.5.5");
 
         let problems = assign(
             &mut spec(json!({ "clusterIP": "10.96.5.5" })),
             &taken(&["10.96.5.5"], &[]),
+            None,
             "b",
         );
         assert_eq!(problems[0].field, "spec.clusterIPs[0]");
@@ -458,7 +470,7 @@ mod tests {
         );
 
         let problems =
-            assign(&mut spec(json!({ "clusterIP": "192.168.0.1" })), &taken(&[], &[]), "c");
+            assign(&mut spec(json!({ "clusterIP": "192.168.0.1" })), &taken(&[], &[]), None, "c");
         assert!(
             problems[0]
                 .message
@@ -467,6 +479,7 @@ mod tests {
         let problems = assign(
             &mut spec(json!({ "clusterIP": "10.96.0.1" })),
             &taken(&["10.96.0.1"], &[]),
+            None,
             "d",
         );
         assert!(
@@ -480,7 +493,7 @@ mod tests {
         let mut s = spec(
             json!({ "type": "NodePort", "ports": [{ "port": 80 }, { "port": 443, "nodePort": 30001 }] }),
         );
-        assert!(assign(&mut s, &taken(&[], &[30000]), "np").is_empty());
+        assert!(assign(&mut s, &taken(&[], &[30000]), None, "np").is_empty());
         assert_eq!(
             s["ports"][0]["nodePort"], 30002,
             "the first free port after those taken and requested"
@@ -489,18 +502,20 @@ mod tests {
 
         let mut clash =
             spec(json!({ "type": "NodePort", "ports": [{ "port": 80, "nodePort": 30000 }] }));
-        let problems = assign(&mut clash, &taken(&[], &[30000]), "np2");
+        let problems = assign(&mut clash, &taken(&[], &[30000]), None, "np2");
         assert_eq!(problems[0].field, "spec.ports[0].nodePort");
         assert!(problems[0].message.contains("provided port is already allocated"));
 
         let mut outside =
             spec(json!({ "type": "NodePort", "ports": [{ "port": 80, "nodePort": 80 }] }));
-        assert!(assign(&mut outside, &taken(&[], &[]), "np3")[0].message.contains("30000-32767"));
+        assert!(
+            assign(&mut outside, &taken(&[], &[]), None, "np3")[0].message.contains("30000-32767")
+        );
 
         let mut lb = spec(
             json!({ "type": "LoadBalancer", "allocateLoadBalancerNodePorts": false, "ports": [{ "port": 80 }] }),
         );
-        assert!(assign(&mut lb, &taken(&[], &[]), "lb").is_empty());
+        assert!(assign(&mut lb, &taken(&[], &[]), None, "lb").is_empty());
         assert!(lb["ports"][0].get("nodePort").is_none());
     }
 
@@ -513,7 +528,12 @@ mod tests {
         let mut new =
             spec(json!({ "type": "NodePort", "ports": [{ "port": 80, "protocol": "TCP" }] }));
         keep_allocations(&old, &mut new);
-        assert!(assign(&mut new, &taken(&[], &[]), "np").is_empty());
+        let unread = LazyCell::new(|| -> Taken {
+            panic!("an update keeping its address reads no other Service")
+        });
+        let mut kept = spec(json!({ "type": "ClusterIP", "clusterIP": "10.96.7.7" }));
+        assert!(assign(&mut kept, &unread, Some("10.96.7.7"), "np").is_empty());
+        assert!(assign(&mut new, &taken(&["10.96.7.7"], &[]), Some("10.96.7.7"), "np").is_empty());
         assert_eq!(
             (new["clusterIP"].clone(), new["ports"][0]["nodePort"].clone()),
             (json!("10.96.7.7"), json!(31000))
@@ -536,7 +556,7 @@ mod tests {
         );
         drop_type_dependent(&old_with_policy, &mut to_cluster_ip);
         assert!(
-            assign(&mut to_cluster_ip, &taken(&[], &[]), "np").is_empty(),
+            assign(&mut to_cluster_ip, &taken(&[], &[]), None, "np").is_empty(),
             "node ports held go with the type"
         );
         assert!(to_cluster_ip["ports"][0].get("nodePort").is_none());
@@ -545,7 +565,7 @@ mod tests {
         let mut external =
             spec(json!({ "type": "ExternalName", "externalName": "example.com", "clusterIP": "" }));
         keep_allocations(&old, &mut external);
-        assert!(assign(&mut external, &taken(&[], &[]), "ext").is_empty());
+        assert!(assign(&mut external, &taken(&[], &[]), None, "ext").is_empty());
         assert!(external.get("clusterIP").is_none());
     }
 }

@@ -8,11 +8,10 @@ use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
 
-use imbl::OrdMap;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
 
-use super::{Entry, Event, EventType, HistoryEvent, StoreError};
+use super::{Contents, Entry, Event, EventType, HistoryEvent, StoreError};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS log (
@@ -45,7 +44,7 @@ pub(crate) struct Row {
 pub(crate) struct Loaded {
     pub(crate) revision: u64,
     pub(crate) compacted: u64,
-    pub(crate) map: OrdMap<String, Entry>,
+    pub(crate) contents: Contents,
     pub(crate) history: VecDeque<HistoryEvent>,
 }
 
@@ -136,22 +135,19 @@ pub(crate) fn open(path: &Path) -> Result<(Connection, Loaded), StoreError> {
         latest.insert(key, Latest { revision: rev, create_revision, deleted, object });
     }
 
-    let map = latest
+    let contents = latest
         .into_iter()
         .filter(|(_, l)| !l.deleted)
-        .map(|(key, l)| {
-            let entry = Entry {
-                key: key.clone(),
-                revision: l.revision,
-                create_revision: l.create_revision,
-                object: l.object,
-            };
-            (key, entry)
+        .map(|(key, l)| Entry {
+            key,
+            revision: l.revision,
+            create_revision: l.create_revision,
+            object: l.object,
         })
         .collect();
     drop(rows);
     drop(stmt);
-    Ok((conn, Loaded { revision, compacted: history_start, map, history }))
+    Ok((conn, Loaded { revision, compacted: history_start, contents, history }))
 }
 
 /// Appends `rows` in one transaction.

@@ -7,6 +7,7 @@
 //! an O(1) snapshot at one revision. Watches replay an in-memory history of recent events and then
 //! follow live writes; compaction bounds that history and the log.
 
+mod contents;
 mod db;
 mod watch;
 mod writer;
@@ -16,6 +17,8 @@ mod tests;
 
 pub use watch::Watch;
 
+use contents::Contents;
+
 use std::collections::VecDeque;
 use std::ops::Bound;
 use std::path::PathBuf;
@@ -24,7 +27,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, Rw
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use imbl::OrdMap;
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
@@ -201,7 +203,7 @@ pub enum StoreError {
 /// Current state: every live key at one revision.
 pub(crate) struct State {
     pub(crate) revision: u64,
-    pub(crate) map: OrdMap<String, Entry>,
+    pub(crate) contents: Contents,
 }
 
 /// One history event with its commit time (Unix milliseconds), for time-based retention.
@@ -304,7 +306,7 @@ impl Store {
 
     /// The current entry for `key`.
     pub fn get(&self, key: &str) -> Option<Entry> {
-        self.inner.shared.state.load().map.get(key).cloned()
+        self.inner.shared.state.load().contents.get(key).cloned()
     }
 
     /// A consistent snapshot of the keys starting with `prefix`, taken in O(1).
@@ -335,7 +337,7 @@ impl Store {
                     oldest: history.compacted,
                 });
             }
-            let mut map = latest.state.map.clone();
+            let mut contents = latest.state.contents.clone();
             let newer = history.events.iter().rev().take_while(|e| e.event.revision > revision);
             for Event { key, previous, .. } in newer.map(|e| &*e.event) {
                 if !key.starts_with(prefix) {
@@ -343,22 +345,23 @@ impl Store {
                 }
                 match previous {
                     None => {
-                        map.remove(key);
+                        contents.remove(key);
                     }
                     Some(object) => {
                         let revision = stamped_revision(object);
-                        let create_revision = map.get(key).map_or(revision, |e| e.create_revision);
+                        let create_revision =
+                            contents.get(key).map_or(revision, |e| e.create_revision);
                         let entry = Entry {
                             key: key.clone(),
                             revision,
                             create_revision,
                             object: object.clone(),
                         };
-                        map.insert(key.clone(), entry);
+                        contents.insert(entry);
                     }
                 }
             }
-            let state = Arc::new(State { revision, map });
+            let state = Arc::new(State { revision, contents });
             return Ok(Snapshot { state, prefix: prefix.to_owned() });
         }
         // Never seen: state and history agree once a batch is published. Answered as history
@@ -448,9 +451,35 @@ impl Snapshot {
         }
     }
 
+    /// The entries labelled `label=value`, in key order; only those with keys greater than
+    /// `after` if it is given (for continue tokens).
+    pub fn labelled<'a>(
+        &'a self,
+        label: &'a str,
+        value: &'a str,
+        after: Option<&str>,
+    ) -> impl Iterator<Item = &'a Entry> + use<'a> {
+        self.state.contents.labelled(label, value, &self.prefix, after)
+    }
+
+    /// The entries of objects with owner references, in key order.
+    pub fn owned(&self) -> impl Iterator<Item = &Entry> {
+        self.state.contents.owned().filter(|entry| entry.key.starts_with(&self.prefix))
+    }
+
+    /// The entries of objects being deleted, in key order.
+    pub fn deleting(&self) -> impl Iterator<Item = &Entry> {
+        self.state.contents.deleting().filter(|entry| entry.key.starts_with(&self.prefix))
+    }
+
+    /// The entry of the object with `uid`, if it is under the prefix.
+    pub fn by_uid(&self, uid: &str) -> Option<&Entry> {
+        self.state.contents.by_uid(uid).filter(|entry| entry.key.starts_with(&self.prefix))
+    }
+
     /// The entry for `key`, if it is under the prefix.
     pub fn get(&self, key: &str) -> Option<&Entry> {
-        if key.starts_with(&self.prefix) { self.state.map.get(key) } else { None }
+        if key.starts_with(&self.prefix) { self.state.contents.get(key) } else { None }
     }
 
     /// Number of entries (counts them).
@@ -465,10 +494,6 @@ impl Snapshot {
 
     fn from<'a>(&'a self, start: Bound<&str>) -> impl Iterator<Item = &'a Entry> + use<'a> {
         let prefix = self.prefix.as_str();
-        self.state
-            .map
-            .range::<_, str>((start, Bound::Unbounded))
-            .take_while(move |(key, _)| key.starts_with(prefix))
-            .map(|(_, entry)| entry)
+        self.state.contents.from(start).take_while(move |entry| entry.key.starts_with(prefix))
     }
 }

@@ -795,3 +795,111 @@ async fn a_list_at_an_earlier_revision_undoes_what_came_after() {
     assert!(matches!(store.list_at("/x/", 1), Err(StoreError::Compacted { .. })));
     store.shutdown().await;
 }
+
+fn labelled_object(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels}})
+}
+
+async fn put(store: &Store, key: &str, labels: Value) -> Written {
+    let name = key.rsplit('/').next().unwrap();
+    let object = labelled_object(name, labels);
+    let op = match store.get(key) {
+        Some(_) => WriteOp::Update { key: key.into(), expected_revision: 0, object },
+        None => WriteOp::Create { key: key.into(), object },
+    };
+    store.write(op).await.unwrap()
+}
+
+fn labelled(snapshot: &Snapshot, label: &str, value: &str, after: Option<&str>) -> Vec<String> {
+    snapshot.labelled(label, value, after).map(|e| e.key.clone()).collect()
+}
+
+#[tokio::test]
+async fn the_label_index_follows_creates_relabels_and_deletes() {
+    let dir = TempDir::new().unwrap();
+    let store = open(&dir).await;
+    put(&store, "/pods/a/one", json!({"app": "web", "tier": "front"})).await;
+    put(&store, "/pods/a/two", json!({"app": "web"})).await;
+    put(&store, "/pods/a/three", json!({"app": "db"})).await;
+    put(&store, "/pods/b/four", json!({"app": "web"})).await;
+    put(&store, "/pods/a/five", json!({"app": 5})).await;
+
+    let pods_a = store.list("/pods/a/");
+    assert_eq!(labelled(&pods_a, "app", "web", None), ["/pods/a/one", "/pods/a/two"]);
+    assert_eq!(labelled(&pods_a, "app", "db", None), ["/pods/a/three"]);
+    assert_eq!(labelled(&pods_a, "tier", "front", None), ["/pods/a/one"]);
+    assert!(labelled(&pods_a, "app", "5", None).is_empty(), "a value that is not a string");
+    assert_eq!(labelled(&store.list("/pods/"), "app", "web", None).len(), 3);
+    assert_eq!(
+        labelled(&pods_a, "app", "web", Some("/pods/a/one")),
+        ["/pods/a/two"],
+        "after a continue key"
+    );
+    assert_eq!(labelled(&pods_a, "app", "web", Some("/pods/")), ["/pods/a/one", "/pods/a/two"]);
+
+    put(&store, "/pods/a/one", json!({"app": "db"})).await;
+    store.write(WriteOp::Delete { key: "/pods/a/two".into(), expected_revision: 0 }).await.unwrap();
+    let now = store.list("/pods/a/");
+    assert!(labelled(&now, "app", "web", None).is_empty());
+    assert!(labelled(&now, "tier", "front", None).is_empty(), "a removed label");
+    assert_eq!(labelled(&now, "app", "db", None), ["/pods/a/one", "/pods/a/three"]);
+    assert_eq!(
+        labelled(&pods_a, "app", "web", None),
+        ["/pods/a/one", "/pods/a/two"],
+        "an earlier snapshot keeps its index"
+    );
+
+    let before = store.list_at("/pods/a/", pods_a.revision()).unwrap();
+    assert_eq!(labelled(&before, "app", "web", None), ["/pods/a/one", "/pods/a/two"]);
+    store.shutdown().await;
+
+    let store = open(&dir).await;
+    let reopened = store.list("/pods/");
+    assert_eq!(labelled(&reopened, "app", "db", None), ["/pods/a/one", "/pods/a/three"]);
+    assert_eq!(labelled(&reopened, "app", "web", None), ["/pods/b/four"]);
+    store.shutdown().await;
+}
+
+#[tokio::test]
+async fn owners_deletions_and_uids_are_indexed() {
+    let dir = TempDir::new().unwrap();
+    let store = open(&dir).await;
+    let object = |uid: &str, owner: Option<&str>, deleting: bool| {
+        let mut object = json!({"metadata": {"name": uid, "uid": uid}});
+        if let Some(owner) = owner {
+            object["metadata"]["ownerReferences"] = json!([{"uid": owner}]);
+        }
+        if deleting {
+            object["metadata"]["deletionTimestamp"] = json!("2026-11-25T00:00:00Z");
+        }
+        object
+    };
+    let write = |op| store.write(op);
+    write(WriteOp::Create { key: "/x/a".into(), object: object("a", None, false) }).await.unwrap();
+    write(WriteOp::Create { key: "/x/b".into(), object: object("b", Some("a"), false) })
+        .await
+        .unwrap();
+    let keys = |entries: Vec<&Entry>| entries.iter().map(|e| e.key.clone()).collect::<Vec<_>>();
+    let snapshot = store.list("/x/");
+    assert_eq!(keys(snapshot.owned().collect()), ["/x/b"]);
+    assert!(snapshot.deleting().next().is_none());
+    assert_eq!(snapshot.by_uid("a").map(|e| e.key.as_str()), Some("/x/a"));
+    assert!(store.list("/y/").by_uid("a").is_none(), "outside the prefix");
+
+    let update =
+        |key: &str, object| WriteOp::Update { key: key.into(), expected_revision: 0, object };
+    write(update("/x/b", object("b", None, true))).await.unwrap();
+    write(WriteOp::Delete { key: "/x/a".into(), expected_revision: 0 }).await.unwrap();
+    let now = store.list("/x/");
+    assert!(now.owned().next().is_none(), "the owner reference was removed");
+    assert_eq!(keys(now.deleting().collect()), ["/x/b"]);
+    assert!(now.by_uid("a").is_none());
+    assert_eq!(keys(snapshot.owned().collect()), ["/x/b"], "the earlier snapshot is unchanged");
+    store.shutdown().await;
+
+    let store = open(&dir).await;
+    let reopened = store.list("/");
+    assert_eq!(keys(reopened.deleting().collect()), ["/x/b"]);
+    assert_eq!(reopened.by_uid("b").map(|e| e.key.as_str()), Some("/x/b"));
+    store.shutdown().await;
+}

@@ -6,15 +6,14 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwap;
-use imbl::OrdMap;
 use rusqlite::Connection;
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::db::{self, Row};
 use super::{
-    Entry, Event, EventType, History, HistoryEvent, LIVE_CAPACITY, Metrics, Request, Shared, State,
-    StoreConfig, StoreError, WriteOp, Written,
+    Contents, Entry, Event, EventType, History, HistoryEvent, LIVE_CAPACITY, Metrics, Request,
+    Shared, State, StoreConfig, StoreError, WriteOp, Written,
 };
 
 /// Consider compacting after this many committed batches...
@@ -55,12 +54,12 @@ pub(crate) fn run(
     tracing::info!(
         path = %config.path.display(),
         revision = loaded.revision,
-        keys = loaded.map.len(),
+        keys = loaded.contents.len(),
         history = loaded.history.len(),
         "store opened"
     );
     let (live, _) = broadcast::channel(LIVE_CAPACITY);
-    let state = Arc::new(State { revision: loaded.revision, map: loaded.map });
+    let state = Arc::new(State { revision: loaded.revision, contents: loaded.contents });
     let shared = Arc::new(Shared {
         state: ArcSwap::new(state.clone()),
         history: std::sync::RwLock::new(History {
@@ -134,13 +133,14 @@ impl Writer {
 
     fn handle(&mut self, batch: Vec<Request>) {
         let at_ms = now_ms();
-        let mut map = self.current.map.clone();
+        let mut contents = self.current.contents.clone();
         let mut revision = self.current.revision;
         let mut applied = Vec::new();
         let mut compactions = Vec::new();
         for request in batch {
             match request {
-                Request::Write { op, reply } => match apply(&mut map, revision + 1, op, at_ms) {
+                Request::Write { op, reply } => match apply(&mut contents, revision + 1, op, at_ms)
+                {
                     Ok(write) => {
                         revision += 1;
                         applied.push((write, reply));
@@ -155,7 +155,7 @@ impl Writer {
 
         if !applied.is_empty() {
             match db::commit(&mut self.conn, applied.iter().map(|(write, _)| &write.row)) {
-                Ok(()) => self.publish(revision, map, applied, at_ms),
+                Ok(()) => self.publish(revision, contents, applied, at_ms),
                 Err(error) => {
                     tracing::error!(%error, writes = applied.len(), "group commit failed");
                     let message = format!("group commit failed: {error}");
@@ -195,14 +195,14 @@ impl Writer {
     fn publish(
         &mut self,
         revision: u64,
-        map: OrdMap<String, Entry>,
+        contents: Contents,
         applied: Vec<(Applied, oneshot::Sender<Result<Written, StoreError>>)>,
         at_ms: u64,
     ) {
         let metrics = &self.shared.metrics;
         metrics.transactions.fetch_add(1, Ordering::Relaxed);
         metrics.writes.fetch_add(applied.len() as u64, Ordering::Relaxed);
-        let state = Arc::new(State { revision, map });
+        let state = Arc::new(State { revision, contents });
         self.shared.state.store(state.clone());
         self.current = state;
         {
@@ -286,17 +286,17 @@ fn next_request(requests: &mut mpsc::Receiver<Request>) -> Option<Request> {
     requests.blocking_recv()
 }
 
-/// Validates `op` against `map` and applies it there with `revision`.
-/// On error `map` is unchanged.
+/// Validates `op` against `contents` and applies it there with `revision`.
+/// On error `contents` is unchanged.
 fn apply(
-    map: &mut OrdMap<String, Entry>,
+    contents: &mut Contents,
     revision: u64,
     op: WriteOp,
     at_ms: u64,
 ) -> Result<Applied, StoreError> {
     match op {
         WriteOp::Create { key, mut object } => {
-            if map.contains_key(&key) {
+            if contents.contains_key(&key) {
                 return Err(StoreError::AlreadyExists { key });
             }
             stamp(&key, &mut object, revision)?;
@@ -308,7 +308,7 @@ fn apply(
                 create_revision: revision,
                 object: object.clone(),
             };
-            map.insert(key.clone(), entry);
+            contents.insert(entry);
             Ok(Applied {
                 row: Row {
                     revision,
@@ -329,7 +329,7 @@ fn apply(
             })
         }
         WriteOp::Update { key, expected_revision, mut object } => {
-            let current = check(map, &key, expected_revision)?;
+            let current = check(contents, &key, expected_revision)?;
             let (previous, prev_revision, create_revision) =
                 (current.object.clone(), current.revision, current.create_revision);
             stamp(&key, &mut object, revision)?;
@@ -337,7 +337,7 @@ fn apply(
             let object = Arc::new(object);
             let entry =
                 Entry { key: key.clone(), revision, create_revision, object: object.clone() };
-            map.insert(key.clone(), entry);
+            contents.insert(entry);
             Ok(Applied {
                 row: Row {
                     revision,
@@ -358,14 +358,14 @@ fn apply(
             })
         }
         WriteOp::Delete { key, expected_revision } => {
-            let current = check(map, &key, expected_revision)?;
+            let current = check(contents, &key, expected_revision)?;
             let (previous, prev_revision, create_revision) =
                 (current.object.clone(), current.revision, current.create_revision);
             let mut object = Value::clone(&previous);
             stamp(&key, &mut object, revision)?;
             let value = serde_json::to_string(&object)?;
             let object = Arc::new(object);
-            map.remove(&key);
+            contents.remove(&key);
             Ok(Applied {
                 row: Row {
                     revision,
@@ -390,11 +390,11 @@ fn apply(
 
 /// The current entry of `key` if `expected_revision` matches it (0 matches any).
 fn check<'a>(
-    map: &'a OrdMap<String, Entry>,
+    contents: &'a Contents,
     key: &str,
     expected_revision: u64,
 ) -> Result<&'a Entry, StoreError> {
-    let current = map.get(key).ok_or_else(|| StoreError::NotFound { key: key.to_owned() })?;
+    let current = contents.get(key).ok_or_else(|| StoreError::NotFound { key: key.to_owned() })?;
     if expected_revision != 0 && expected_revision != current.revision {
         return Err(StoreError::Conflict {
             key: key.to_owned(),

@@ -181,6 +181,29 @@ async fn lists_page_at_one_revision_and_filter_by_labels() {
     assert_eq!(odd.items.len(), 3);
     let not_even = api.list(&ListParams::default().labels("tier notin (even),tier")).await.unwrap();
     assert_eq!(not_even.items.len(), 3);
+
+    // Pages of a selected list, then the same list after one object is relabelled.
+    let even_names = |params: ListParams| {
+        let api = api.clone();
+        async move {
+            let (mut names, mut params) = (Vec::new(), params.limit(2));
+            loop {
+                let page = api.list(&params).await.unwrap();
+                names.extend(page.items.into_iter().map(|c| c.metadata.name.unwrap()));
+                match page.metadata.continue_ {
+                    Some(token) if !token.is_empty() => params = params.continue_token(&token),
+                    _ => return names,
+                }
+            }
+        }
+    };
+    let even = ListParams::default().labels("tier=even,!gone");
+    assert_eq!(even_names(even.clone()).await, ["cm-0", "cm-2", "cm-4", "cm-6"]);
+    let relabel = json!({"metadata": {"labels": {"tier": "even"}}});
+    api.patch("cm-1", &PatchParams::default(), &Patch::Merge(&relabel)).await.unwrap();
+    let gone = json!({"metadata": {"labels": {"gone": "yes"}}});
+    api.patch("cm-2", &PatchParams::default(), &Patch::Merge(&gone)).await.unwrap();
+    assert_eq!(even_names(even).await, ["cm-0", "cm-1", "cm-4", "cm-6"]);
     let by_name = api.list(&ListParams::default().fields("metadata.name=cm-4")).await.unwrap();
     assert_eq!(by_name.items.len(), 1);
     let (code, _, _) =

@@ -1,0 +1,201 @@
+//! The store's contents at one revision: every live key, and indexes over them.
+//!
+//! All are persistent ordered collections, so a snapshot is an O(1) clone and a write copies
+//! only the paths it changes. The label index holds one `(label, value, key)` triple per label
+//! of each object, which turns a list by `label=value` into a range scan over the objects that
+//! carry it instead of a scan of every object under the prefix (controllers list their children
+//! by label selector on every reconcile). The garbage collector's indexes (objects with owners,
+//! objects being deleted, keys by uid) let its passes read the objects that can concern it
+//! instead of every object. No crate offers persistent secondary indexes, so these are kept
+//! beside the map by hand.
+
+use std::ops::Bound;
+
+use imbl::{OrdMap, OrdSet};
+use serde_json::Value;
+
+use super::Entry;
+
+/// One label of one object, ordered so that the objects carrying a `label=value` pair are
+/// contiguous and sorted by key.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Labelled {
+    label: String,
+    value: String,
+    key: String,
+}
+
+/// Every live key with its entry, and the indexes over them.
+#[derive(Clone, Default)]
+pub(crate) struct Contents {
+    entries: OrdMap<String, Entry>,
+    labels: OrdSet<Labelled>,
+    /// Keys of the objects with owner references.
+    owned: OrdSet<String>,
+    /// Keys of the objects being deleted (with a `deletionTimestamp`).
+    deleting: OrdSet<String>,
+    /// Keys by `metadata.uid`.
+    uids: OrdMap<String, String>,
+}
+
+/// What the indexes record of one object.
+#[derive(Default, PartialEq)]
+struct Facts<'a> {
+    labels: Vec<(&'a str, &'a str)>,
+    owned: bool,
+    deleting: bool,
+    uid: Option<&'a str>,
+}
+
+impl<'a> Facts<'a> {
+    fn of(object: &'a Value) -> Self {
+        let metadata = object.get("metadata");
+        let field = |name: &str| metadata.and_then(|m| m.get(name));
+        let owners = field("ownerReferences").and_then(Value::as_array);
+        Facts {
+            labels: labels(object),
+            owned: owners.is_some_and(|owners| !owners.is_empty()),
+            deleting: field("deletionTimestamp").is_some_and(|t| !t.is_null()),
+            uid: field("uid").and_then(Value::as_str),
+        }
+    }
+}
+
+impl Contents {
+    /// The entry for `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries.get(key)
+    }
+
+    /// Whether `key` is live.
+    pub(crate) fn contains_key(&self, key: &str) -> bool {
+        self.entries.contains_key(key)
+    }
+
+    /// Number of live keys.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Stores `entry` under its key, replacing what was there, and re-indexes it.
+    pub(crate) fn insert(&mut self, entry: Entry) {
+        let key = entry.key.clone();
+        let object = entry.object.clone();
+        let old = self.entries.insert(key.clone(), entry);
+        let old = old.as_ref().map(|old| Facts::of(&old.object)).unwrap_or_default();
+        self.reindex(&key, &old, &Facts::of(&object));
+    }
+
+    /// Removes `key` and what the indexes hold of it; returns its entry.
+    pub(crate) fn remove(&mut self, key: &str) -> Option<Entry> {
+        let old = self.entries.remove(key)?;
+        self.reindex(key, &Facts::of(&old.object), &Facts::default());
+        Some(old)
+    }
+
+    /// The objects with owner references, in key order.
+    pub(crate) fn owned(&self) -> impl Iterator<Item = &Entry> {
+        self.owned.iter().filter_map(|key| self.entries.get(key))
+    }
+
+    /// The objects being deleted, in key order.
+    pub(crate) fn deleting(&self) -> impl Iterator<Item = &Entry> {
+        self.deleting.iter().filter_map(|key| self.entries.get(key))
+    }
+
+    /// The object with `uid`.
+    pub(crate) fn by_uid(&self, uid: &str) -> Option<&Entry> {
+        self.uids.get(uid).and_then(|key| self.entries.get(key))
+    }
+
+    /// The entries with keys from `start` on, in key order.
+    pub(crate) fn from<'a>(
+        &'a self,
+        start: Bound<&str>,
+    ) -> impl Iterator<Item = &'a Entry> + use<'a> {
+        self.entries.range::<_, str>((start, Bound::Unbounded)).map(|(_, entry)| entry)
+    }
+
+    /// The entries labelled `label=value` with keys under `prefix` and after `after` (if given),
+    /// in key order.
+    pub(crate) fn labelled<'a>(
+        &'a self,
+        label: &'a str,
+        value: &'a str,
+        prefix: &'a str,
+        after: Option<&str>,
+    ) -> impl Iterator<Item = &'a Entry> + use<'a> {
+        let bound =
+            |key: &str| Labelled { label: label.into(), value: value.into(), key: key.into() };
+        let start = match after.filter(|after| *after >= prefix) {
+            Some(after) => Bound::Excluded(bound(after)),
+            None => Bound::Included(bound(prefix)),
+        };
+        self.labels
+            .range((start, Bound::Unbounded))
+            .take_while(move |l| l.label == label && l.value == value && l.key.starts_with(prefix))
+            .filter_map(|l| self.entries.get(&l.key))
+    }
+
+    fn reindex(&mut self, key: &str, old: &Facts<'_>, new: &Facts<'_>) {
+        if old == new {
+            return;
+        }
+        if old.labels != new.labels {
+            for (label, value) in &old.labels {
+                self.labels.remove(&triple(label, value, key));
+            }
+            for (label, value) in &new.labels {
+                self.labels.insert(triple(label, value, key));
+            }
+        }
+        for (set, was, is) in [
+            (&mut self.owned, old.owned, new.owned),
+            (&mut self.deleting, old.deleting, new.deleting),
+        ] {
+            match (was, is) {
+                (false, true) => {
+                    set.insert(key.to_owned());
+                }
+                (true, false) => {
+                    set.remove(key);
+                }
+                _ => {}
+            }
+        }
+        if old.uid != new.uid {
+            if let Some(uid) = old.uid.filter(|uid| self.uids.get(*uid).is_some_and(|k| k == key)) {
+                self.uids.remove(uid);
+            }
+            if let Some(uid) = new.uid {
+                self.uids.insert(uid.to_owned(), key.to_owned());
+            }
+        }
+    }
+}
+
+impl FromIterator<Entry> for Contents {
+    fn from_iter<I: IntoIterator<Item = Entry>>(entries: I) -> Self {
+        let mut contents = Contents::default();
+        for entry in entries {
+            contents.insert(entry);
+        }
+        contents
+    }
+}
+
+fn triple(label: &str, value: &str, key: &str) -> Labelled {
+    Labelled { label: label.to_owned(), value: value.to_owned(), key: key.to_owned() }
+}
+
+/// An object's `metadata.labels` with string values, in label order.
+fn labels(object: &Value) -> Vec<(&str, &str)> {
+    let labels = object.get("metadata").and_then(|m| m.get("labels")).and_then(Value::as_object);
+    let mut labels: Vec<_> = labels
+        .into_iter()
+        .flatten()
+        .filter_map(|(label, value)| Some((label.as_str(), value.as_str()?)))
+        .collect();
+    labels.sort_unstable();
+    labels
+}
