@@ -1,5 +1,5 @@
 //! The scheduler's loop: watches pods and nodes, places each pending pod with the pure
-//! [`scheduler::place`](super::scheduler::place), binds it, or marks it unschedulable with a
+//! [`scheduler::Cluster`](super::scheduler::Cluster), binds it, or marks it unschedulable with a
 //! `FailedScheduling` event.
 
 use std::collections::{HashMap, HashSet};
@@ -108,7 +108,7 @@ impl Scheduler {
         let nodes: Vec<Node> = nodes.state().iter().map(|n| Node::clone(n)).collect();
         let mut cluster = scheduler::Cluster::new(&nodes, &state);
         // Pods this scheduler bound count on their node even before the watch shows it.
-        for pod in &state {
+        for pod in state.iter().filter(|p| !is_terminal(p)) {
             if let Some(node) = pod.metadata.uid.as_ref().and_then(|uid| self.assumed.get(uid)) {
                 cluster.bind(pod, node);
             }
