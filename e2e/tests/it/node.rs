@@ -259,6 +259,38 @@ fn a_process_pod_is_ready_when_its_readiness_probe_passes() {
 }
 
 #[test]
+fn a_process_pod_starts_by_its_startup_probe_and_is_restarted_by_its_liveness_probe() {
+    let k = Keelson::up_with(&FAST);
+    let check = "exec: {command: [test, -f, alive]}, periodSeconds: 1";
+    let probes = format!(
+        "    startupProbe: {{{check}, failureThreshold: 60}}\n    livenessProbe: {{{check}, failureThreshold: 2}}\n"
+    );
+    let pod = process_pod("lively", &probes, "sleep 300")
+        .replace("restartPolicy: Never", "restartPolicy: Always");
+    k.apply("lively.yaml", &pod);
+    let status = |field: &str| {
+        k.jsonpath("pod", "lively", &format!("{{.status.containerStatuses[0].{field}}}"))
+    };
+    eventually(30, "the pod to run", || {
+        k.jsonpath("pod", "lively", "{.status.phase}") == "Running"
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        (status("started"), status("ready")),
+        ("false".into(), "false".into()),
+        "not started yet"
+    );
+    k.ok(&["exec", "lively", "--", "touch", "alive"]);
+    // Without a readiness probe it is ready once started.
+    k.ok(&["wait", "--for=condition=Ready", "pod/lively", "--timeout=30s"]);
+    assert_eq!((status("started"), status("restartCount")), ("true".into(), "0".into()));
+    k.ok(&["exec", "lively", "--", "rm", "alive"]);
+    eventually(30, "two failed liveness probes to restart it", || status("restartCount") == "1");
+    assert_eq!(status("lastState.terminated.exitCode"), "143", "killed by SIGTERM");
+    assert_ne!(k.jsonpath("pod", "lively", "{.status.phase}"), "Failed");
+}
+
+#[test]
 fn kubectl_logs_of_a_crash_looping_container_show_its_last_run() {
     let k = Keelson::up_with(&FAST);
     let pod = process_pod("crasher", "", "echo run at $(date +%s%N); exit 1")

@@ -1,12 +1,16 @@
-//! Readiness probes of process pods' containers, run as a kubelet runs them: after
-//! `initialDelaySeconds`, every `periodSeconds`, each attempt failing after `timeoutSeconds`; a
-//! container becomes ready after `successThreshold` successes in a row and unready after
-//! `failureThreshold` failures in a row. Process pods share the machine's network, so an
-//! `httpGet` or `tcpSocket` probe goes to its `host` or else to loopback.
+//! The probes of process pods' containers, run as a kubelet runs them: after
+//! `initialDelaySeconds`, every `periodSeconds`, each attempt failing after `timeoutSeconds`.
+//! A startup probe runs first, until `successThreshold` successes in a row (the container has
+//! started) or `failureThreshold` failures in a row (it is unhealthy); only then do the
+//! readiness and liveness probes run. A container becomes ready after `successThreshold`
+//! successes in a row and unready after `failureThreshold` failures in a row; a liveness probe
+//! finds it unhealthy after `failureThreshold` failures in a row. An unhealthy container is
+//! killed and restarted as its restart policy says. Process pods share the machine's network,
+//! so an `httpGet` or `tcpSocket` probe goes to its `host` or else to loopback.
 //!
 //! An `exec` probe runs its command as `kubectl exec` runs one beside the container: with the
 //! container process's environment, in the pod's working directory. HTTPS and gRPC probes are
-//! not run: such a container counts as ready, as it does without a probe.
+//! not run: such a probe counts as passing, as a missing one does.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -20,9 +24,37 @@ use tokio::net::TcpStream;
 
 use crate::node::runtime::process;
 
-/// A readiness probe the node can run.
+/// The probes of one container that the node runs.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Readiness {
+pub struct Probes {
+    startup: Option<Prober>,
+    readiness: Option<Prober>,
+    liveness: Option<Prober>,
+}
+
+/// What the probes found out about a container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finding {
+    /// The startup probe passed (followed by `Ready(true)` when there is no readiness probe).
+    Started,
+    /// The readiness probe changed its mind.
+    Ready(bool),
+    /// The startup or liveness probe failed too often: the container is to be killed.
+    Unhealthy(Kind),
+}
+
+/// Which probe found a container unhealthy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The startup probe.
+    Startup,
+    /// The liveness probe.
+    Liveness,
+}
+
+/// One probe the node can run.
+#[derive(Clone, Debug, PartialEq)]
+struct Prober {
     action: Action,
     initial_delay: Duration,
     period: Duration,
@@ -42,12 +74,101 @@ enum Action {
     Tcp { host: String, port: u16 },
 }
 
-impl Readiness {
-    /// The readiness probe of `container`, whose process is `pid`, in a pod working in `dir`;
-    /// `None` when it has none or one the node does not run (HTTPS, gRPC, a port name the
-    /// container does not declare).
+impl Probes {
+    /// The probes of `container`, whose process is `pid`, in a pod working in `dir`; `None`
+    /// when it has none the node runs (a probe over HTTPS or gRPC, or naming a port the
+    /// container does not declare, is left out).
     pub fn of(container: &Container, pid: u32, dir: &Path) -> Option<Self> {
-        let probe = container.readiness_probe.as_ref()?;
+        let prober = |probe: &Option<Probe>| Prober::of(container, probe.as_ref()?, pid, dir);
+        let probes = Probes {
+            startup: prober(&container.startup_probe),
+            readiness: prober(&container.readiness_probe),
+            liveness: prober(&container.liveness_probe),
+        };
+        let none =
+            probes.startup.is_none() && probes.readiness.is_none() && probes.liveness.is_none();
+        (!none).then_some(probes)
+    }
+
+    /// Whether the container starts unstarted (it has a startup probe to pass).
+    pub fn gates_start(&self) -> bool {
+        self.startup.is_some()
+    }
+
+    /// Whether the container's readiness waits for a readiness probe.
+    pub fn gates_readiness(&self) -> bool {
+        self.readiness.is_some()
+    }
+
+    /// Probes until `report`, called with each finding, answers `false` (or the task is
+    /// dropped): the startup probe first, then readiness and liveness side by side. Nothing is
+    /// probed after a finding of [`Finding::Unhealthy`].
+    pub async fn run<F: Future<Output = bool>>(self, report: impl Fn(Finding) -> F) {
+        if let Some(startup) = &self.startup {
+            let finding = match startup.until_started().await {
+                true => Finding::Started,
+                false => Finding::Unhealthy(Kind::Startup),
+            };
+            if !report(finding).await || finding != Finding::Started {
+                return;
+            }
+            if self.readiness.is_none() && !report(Finding::Ready(true)).await {
+                return;
+            }
+        }
+        if self.readiness.is_none() && self.liveness.is_none() {
+            return;
+        }
+        let readiness = async {
+            match &self.readiness {
+                Some(readiness) => readiness.readiness(&report).await,
+                None => std::future::pending().await,
+            }
+        };
+        let liveness = async {
+            match &self.liveness {
+                Some(liveness) => {
+                    liveness.until_unhealthy().await;
+                    report(Finding::Unhealthy(Kind::Liveness)).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        // Either ends the probing: an unhealthy container is killed, and a report refused
+        // means nobody listens.
+        tokio::select! {
+            () = readiness => {}
+            () = liveness => {}
+        }
+    }
+}
+
+/// Consecutive results of a probe's attempts, one period apart.
+struct Streak<'a> {
+    prober: &'a Prober,
+    ticks: tokio::time::Interval,
+    successes: u32,
+    failures: u32,
+}
+
+impl Streak<'_> {
+    /// Waits for the next attempt and counts its result.
+    async fn next(&mut self) {
+        self.ticks.tick().await;
+        let prober = self.prober;
+        let passed =
+            tokio::time::timeout(prober.timeout, attempt(&prober.action)).await.unwrap_or(false);
+        if passed {
+            (self.successes, self.failures) = (self.successes + 1, 0);
+        } else {
+            (self.successes, self.failures) = (0, self.failures + 1);
+        }
+    }
+}
+
+impl Prober {
+    /// `probe` of `container`, if the node can run it.
+    fn of(container: &Container, probe: &Probe, pid: u32, dir: &Path) -> Option<Self> {
         let action = if let Some(exec) = &probe.exec {
             Action::Exec { command: exec.command.clone()?, pid, dir: dir.to_owned() }
         } else if let Some(get) = &probe.http_get {
@@ -61,32 +182,55 @@ impl Readiness {
         Some(timing(probe, action))
     }
 
-    /// Probes until `report`, called with the readiness each time it changes, answers `false`
-    /// (or the task is dropped); the container starts unready.
-    pub async fn run<F: Future<Output = bool>>(self, mut report: impl FnMut(bool) -> F) {
+    /// Starts probing after the initial delay.
+    async fn streak(&self) -> Streak<'_> {
         tokio::time::sleep(self.initial_delay).await;
+        Streak {
+            prober: self,
+            ticks: tokio::time::interval(self.period),
+            successes: 0,
+            failures: 0,
+        }
+    }
+
+    /// Reports each change of readiness until `report` answers `false`; unready at first.
+    async fn readiness<F: Future<Output = bool>>(&self, report: &impl Fn(Finding) -> F) {
+        let mut streak = self.streak().await;
         let mut ready = false;
-        let (mut successes, mut failures) = (0, 0);
-        let mut ticks = tokio::time::interval(self.period);
         loop {
-            ticks.tick().await;
-            let passed =
-                tokio::time::timeout(self.timeout, attempt(&self.action)).await.unwrap_or(false);
-            if passed {
-                (successes, failures) = (successes + 1, 0);
-            } else {
-                (successes, failures) = (0, failures + 1);
-            }
+            streak.next().await;
             let now = match ready {
-                false => successes >= self.success_threshold,
-                true => failures < self.failure_threshold,
+                false => streak.successes >= self.success_threshold,
+                true => streak.failures < self.failure_threshold,
             };
             if now != ready {
                 ready = now;
-                if !report(ready).await {
+                if !report(Finding::Ready(ready)).await {
                     return;
                 }
             }
+        }
+    }
+
+    /// Whether the container started (enough successes) before it failed too often.
+    async fn until_started(&self) -> bool {
+        let mut streak = self.streak().await;
+        loop {
+            streak.next().await;
+            if streak.successes >= self.success_threshold {
+                return true;
+            }
+            if streak.failures >= self.failure_threshold {
+                return false;
+            }
+        }
+    }
+
+    /// Returns once the probe has failed too often in a row.
+    async fn until_unhealthy(&self) {
+        let mut streak = self.streak().await;
+        while streak.failures < self.failure_threshold {
+            streak.next().await;
         }
     }
 }
@@ -96,14 +240,14 @@ fn loopback() -> String {
 }
 
 /// The probe's timing with upstream's defaults (10 s period, 1 s timeout, thresholds 1 and 3).
-fn timing(probe: &Probe, action: Action) -> Readiness {
+fn timing(probe: &Probe, action: Action) -> Prober {
     let seconds = |value: Option<i32>, default: u64| {
         Duration::from_secs(value.and_then(|v| u64::try_from(v).ok()).unwrap_or(default))
     };
     let count = |value: Option<i32>, default: u32| {
         value.and_then(|v| u32::try_from(v).ok()).filter(|v| *v > 0).unwrap_or(default)
     };
-    Readiness {
+    Prober {
         action,
         initial_delay: seconds(probe.initial_delay_seconds, 0),
         period: seconds(probe.period_seconds, 10).max(Duration::from_secs(1)),
@@ -184,6 +328,7 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
+    use super::Finding::{Ready, Started, Unhealthy};
     use super::*;
 
     fn container(probe: Probe) -> Container {
@@ -203,12 +348,12 @@ mod tests {
         Probe { period_seconds: Some(1), ..probe }
     }
 
-    /// Runs `probe` for `seconds`, returning the readiness changes it reported.
-    async fn changes(probe: Readiness, seconds: u64) -> Vec<bool> {
+    /// Runs `probes` for `seconds`, returning what they reported.
+    async fn changes(probes: Probes, seconds: u64) -> Vec<Finding> {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let record = seen.clone();
-        let run = probe.run(move |ready| {
-            record.lock().unwrap().push(ready);
+        let run = probes.run(move |finding| {
+            record.lock().unwrap().push(finding);
             std::future::ready(true)
         });
         let _ = tokio::time::timeout(Duration::from_secs(seconds), run).await;
@@ -223,7 +368,8 @@ mod tests {
             ..HTTPGetAction::default()
         };
         let probe = Probe { http_get: Some(get), ..Probe::default() };
-        let readiness = Readiness::of(&container(probe), 0, Path::new("/tmp")).unwrap();
+        let readiness = Probes::of(&container(probe), 0, Path::new("/tmp")).unwrap();
+        let readiness = readiness.readiness.unwrap();
         assert_eq!(
             readiness.action,
             Action::Http {
@@ -239,14 +385,14 @@ mod tests {
         );
         let unknown = TCPSocketAction { port: IntOrString::String("grpc".into()), host: None };
         let probe = Probe { tcp_socket: Some(unknown), ..Probe::default() };
-        assert_eq!(Readiness::of(&container(probe), 0, Path::new("/tmp")), None);
+        assert_eq!(Probes::of(&container(probe), 0, Path::new("/tmp")), None);
         let https = HTTPGetAction {
             port: IntOrString::Int(8443),
             scheme: Some("HTTPS".into()),
             ..HTTPGetAction::default()
         };
         let probe = Probe { http_get: Some(https), ..Probe::default() };
-        assert_eq!(Readiness::of(&container(probe), 0, Path::new("/tmp")), None);
+        assert_eq!(Probes::of(&container(probe), 0, Path::new("/tmp")), None);
     }
 
     #[tokio::test]
@@ -272,8 +418,8 @@ mod tests {
         };
         let probe =
             fast(Probe { http_get: Some(get), failure_threshold: Some(1), ..Probe::default() });
-        let readiness = Readiness::of(&container(probe), 0, Path::new("/tmp")).unwrap();
-        assert_eq!(changes(readiness, 4).await, [true, false]);
+        let readiness = Probes::of(&container(probe), 0, Path::new("/tmp")).unwrap();
+        assert_eq!(changes(readiness, 4).await, [Ready(true), Ready(false)]);
     }
 
     #[tokio::test]
@@ -295,11 +441,11 @@ mod tests {
             .env("MODE", "on")
             .spawn()
             .unwrap();
-        let readiness = Readiness::of(&container, process.id(), &dir).unwrap();
+        let readiness = Probes::of(&container, process.id(), &dir).unwrap();
         // Ready after two successes (the first at once, the second a second later).
-        assert_eq!(changes(readiness.clone(), 3).await, [true]);
+        assert_eq!(changes(readiness.clone(), 3).await, [Ready(true)]);
         std::fs::remove_file(dir.join("ready")).unwrap();
-        assert_eq!(changes(readiness, 3).await, [] as [bool; 0], "never ready without the file");
+        assert_eq!(changes(readiness, 3).await, [], "never ready without the file");
         process.kill().unwrap();
         process.wait().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
@@ -311,9 +457,70 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let tcp = TCPSocketAction { port: IntOrString::Int(i32::from(port)), host: None };
         let probe = fast(Probe { tcp_socket: Some(tcp), ..Probe::default() });
-        let readiness = Readiness::of(&container(probe), 0, Path::new("/tmp")).unwrap();
-        assert_eq!(changes(readiness.clone(), 1).await, [true]);
+        let readiness = Probes::of(&container(probe), 0, Path::new("/tmp")).unwrap();
+        assert_eq!(changes(readiness.clone(), 1).await, [Ready(true)]);
         drop(listener);
-        assert_eq!(changes(readiness, 1).await, [] as [bool; 0]);
+        assert_eq!(changes(readiness, 1).await, []);
+    }
+
+    #[tokio::test]
+    async fn a_failing_liveness_probe_finds_the_container_unhealthy_once() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let tcp = TCPSocketAction { port: IntOrString::Int(i32::from(port)), host: None };
+        let probe =
+            fast(Probe { tcp_socket: Some(tcp), failure_threshold: Some(2), ..Probe::default() });
+        let live = Container { liveness_probe: Some(probe), ..Container::default() };
+        let probes = Probes::of(&live, 0, Path::new("/tmp")).unwrap();
+        assert!(!probes.gates_readiness() && !probes.gates_start());
+        assert_eq!(changes(probes.clone(), 2).await, [], "healthy while it listens");
+        drop(listener);
+        assert_eq!(changes(probes, 4).await, [Unhealthy(Kind::Liveness)]);
+    }
+
+    #[tokio::test]
+    async fn readiness_waits_for_the_startup_probe() {
+        let dir = std::env::temp_dir().join(format!("keelson-startup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let started = |threshold| {
+            let command = ["test", "-f", "started"].map(String::from).to_vec();
+            fast(Probe {
+                exec: Some(ExecAction { command: Some(command) }),
+                failure_threshold: Some(threshold),
+                ..Probe::default()
+            })
+        };
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let tcp = TCPSocketAction { port: IntOrString::Int(i32::from(port)), host: None };
+        let mut slow = container(fast(Probe { tcp_socket: Some(tcp), ..Probe::default() }));
+        slow.startup_probe = Some(started(100));
+        let process = Reaped(std::process::Command::new("sleep").arg("30").spawn().unwrap());
+        let probes = Probes::of(&slow, process.0.id(), &dir).unwrap();
+        assert!(probes.gates_start() && probes.gates_readiness());
+        assert_eq!(changes(probes.clone(), 2).await, [], "not ready before it has started");
+        std::fs::write(dir.join("started"), "").unwrap();
+        assert_eq!(changes(probes, 2).await, [Started, Ready(true)]);
+        let mut unprobed = slow.clone();
+        unprobed.readiness_probe = None;
+        let probes = Probes::of(&unprobed, process.0.id(), &dir).unwrap();
+        assert_eq!(changes(probes, 2).await, [Started, Ready(true)], "ready once started");
+
+        std::fs::remove_file(dir.join("started")).unwrap();
+        slow.startup_probe = Some(started(2));
+        let probes = Probes::of(&slow, process.0.id(), &dir).unwrap();
+        assert_eq!(changes(probes, 3).await, [Unhealthy(Kind::Startup)], "never started");
+        drop(process);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Waits for the child when the test ends, however it ends.
+    struct Reaped(std::process::Child);
+
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
     }
 }

@@ -16,7 +16,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::probe::Readiness;
+use super::probe::{Finding, Probes};
 use super::status::{self, Ended, Observed};
 use super::{env, ephemeral, service_account};
 use crate::node::pod_status;
@@ -369,7 +369,7 @@ impl Worker {
         // The app containers' processes, then the ephemeral containers'.
         let apps = spec.containers.len();
         let mut running: Vec<Option<Terminator>> = vec![None; apps + debuggers.len()];
-        let mut probes = Probes((0..apps).map(|_| None).collect());
+        let mut probing = Probing((0..apps).map(|_| None).collect());
         let mut restarts: Vec<(Instant, Slot)> = Vec::new();
         let adopted_slots: Vec<Slot> = adopted.iter().map(|(slot, _)| *slot).collect();
         for (slot, found) in adopted {
@@ -414,9 +414,10 @@ impl Worker {
                                 Slot::App(i) => {
                                     running[i] = Some(terminator);
                                     let work = pod_dir.join("work");
-                                    if let Some(readiness) = Readiness::of(&spec.containers[i], pid, &work) {
-                                        cell.ready = false;
-                                        probes.start(i, readiness, &events);
+                                    if let Some(probes) = Probes::of(&spec.containers[i], pid, &work) {
+                                        cell.started = Some(!probes.gates_start());
+                                        cell.ready = !probes.gates_start() && !probes.gates_readiness();
+                                        probing.start(i, probes, &events);
                                     }
                                 }
                                 Slot::Ephemeral(i) => running[apps + i] = Some(terminator),
@@ -426,10 +427,22 @@ impl Worker {
                                 observed.phase = Some("Running");
                             }
                         }
-                        Event::Probed { index, ready } => {
+                        Event::Probed { index, finding } => {
                             let cell = &mut observed.containers[index];
                             if cell.state.as_ref().is_some_and(|s| s.running.is_some()) {
-                                cell.ready = ready;
+                                match finding {
+                                    Finding::Started => cell.started = Some(true),
+                                    Finding::Ready(ready) => cell.ready = ready,
+                                    Finding::Unhealthy(kind) => {
+                                        // Killed; its end restarts it as the policy says.
+                                        tracing::info!(pod = %self.name(), container = %cell.name, ?kind, "container unhealthy; killing it");
+                                        cell.ready = false;
+                                        if let Some(terminator) = running[index].clone() {
+                                            let grace = grace_period(&self.pod);
+                                            tokio::spawn(async move { terminator.terminate(grace).await });
+                                        }
+                                    }
+                                }
                             }
                         }
                         Event::Ended { slot, ended } => {
@@ -461,7 +474,7 @@ impl Worker {
                                 Slot::Ephemeral(i) => running[apps + i] = None,
                                 Slot::App(i) => {
                                     running[i] = None;
-                                    probes.stop(i);
+                                    probing.stop(i);
                                     if again {
                                         restarts.push((Instant::now() + crash_loop(&mut observed, slot, &self.name()), slot));
                                     } else if let Some(phase) = status::final_phase(&restart_policy, &observed.containers) {
@@ -789,26 +802,26 @@ enum Event {
     Retry {
         slot: Slot,
     },
-    /// The readiness probe of app container `index` changed its mind.
+    /// The probes of app container `index` found something out.
     Probed {
         index: usize,
-        ready: bool,
+        finding: Finding,
     },
 }
 
-/// The readiness probes running, by app container; they stop when this is dropped.
-struct Probes(Vec<Option<tokio::task::JoinHandle<()>>>);
+/// The probes running, by app container; they stop when this is dropped.
+struct Probing(Vec<Option<tokio::task::JoinHandle<()>>>);
 
-impl Probes {
+impl Probing {
     /// Starts probing app container `index` (a restarted one anew), reporting to `events`.
-    fn start(&mut self, index: usize, readiness: Readiness, events: &mpsc::Sender<Event>) {
+    fn start(&mut self, index: usize, probes: Probes, events: &mpsc::Sender<Event>) {
         self.stop(index);
         let events = events.clone();
-        let report = move |ready| {
+        let report = move |finding| {
             let events = events.clone();
-            async move { events.send(Event::Probed { index, ready }).await.is_ok() }
+            async move { events.send(Event::Probed { index, finding }).await.is_ok() }
         };
-        self.0[index] = Some(tokio::spawn(readiness.run(report)));
+        self.0[index] = Some(tokio::spawn(probes.run(report)));
     }
 
     fn stop(&mut self, index: usize) {
@@ -818,7 +831,7 @@ impl Probes {
     }
 }
 
-impl Drop for Probes {
+impl Drop for Probing {
     fn drop(&mut self) {
         self.0.iter().flatten().for_each(tokio::task::JoinHandle::abort);
     }
