@@ -53,7 +53,7 @@ impl<'a> Facts<'a> {
         let field = |name: &str| metadata.and_then(|m| m.get(name));
         let owners = field("ownerReferences").and_then(Value::as_array);
         Facts {
-            labels: labels(object),
+            labels: labels(field("labels")),
             owned: owners.is_some_and(|owners| !owners.is_empty()),
             deleting: field("deletionTimestamp").is_some_and(|t| !t.is_null()),
             uid: field("uid").and_then(Value::as_str),
@@ -125,11 +125,9 @@ impl Contents {
         prefix: &'a str,
         after: Option<&str>,
     ) -> impl Iterator<Item = &'a Entry> + use<'a> {
-        let bound =
-            |key: &str| Labelled { label: label.into(), value: value.into(), key: key.into() };
         let start = match after.filter(|after| *after >= prefix) {
-            Some(after) => Bound::Excluded(bound(after)),
-            None => Bound::Included(bound(prefix)),
+            Some(after) => Bound::Excluded(triple(label, value, after)),
+            None => Bound::Included(triple(label, value, prefix)),
         };
         self.labels
             .range((start, Bound::Unbounded))
@@ -188,10 +186,10 @@ fn triple(label: &str, value: &str, key: &str) -> Labelled {
     Labelled { label: label.to_owned(), value: value.to_owned(), key: key.to_owned() }
 }
 
-/// An object's `metadata.labels` with string values, in label order.
-fn labels(object: &Value) -> Vec<(&str, &str)> {
-    let labels = object.get("metadata").and_then(|m| m.get("labels")).and_then(Value::as_object);
+/// The labels with string values of an object's `metadata.labels`, in label order.
+fn labels(labels: Option<&Value>) -> Vec<(&str, &str)> {
     let mut labels: Vec<_> = labels
+        .and_then(Value::as_object)
         .into_iter()
         .flatten()
         .filter_map(|(label, value)| Some((label.as_str(), value.as_str()?)))
