@@ -288,6 +288,36 @@ fn a_process_pod_starts_by_its_startup_probe_and_is_restarted_by_its_liveness_pr
     eventually(30, "two failed liveness probes to restart it", || status("restartCount") == "1");
     assert_eq!(status("lastState.terminated.exitCode"), "143", "killed by SIGTERM");
     assert_ne!(k.jsonpath("pod", "lively", "{.status.phase}"), "Failed");
+
+    // The kubelet's events tell the story, as `kubectl describe` shows them.
+    k.ok(&["delete", "pod", "lively", "--wait=true"]);
+    let events = k.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=lively",
+        "-o",
+        "jsonpath={range .items[*]}{.reason}|{.message}|{.source.component}{\"\\n\"}{end}",
+    ]);
+    for (reason, message) in [
+        ("Scheduled", "Successfully assigned default/lively to "),
+        ("Created", "Created container: main"),
+        ("Started", "Started container main"),
+        (
+            "Unhealthy",
+            "Startup probe failed: command [\"test\", \"-f\", \"alive\"] exited with code 1",
+        ),
+        (
+            "Unhealthy",
+            "Liveness probe failed: command [\"test\", \"-f\", \"alive\"] exited with code 1",
+        ),
+        ("Killing", "Container main failed liveness probe, will be restarted"),
+        ("Killing", "Stopping container main"),
+    ] {
+        let seen = events.lines().any(|line| line.starts_with(&format!("{reason}|{message}")));
+        assert!(seen, "no {reason} event saying {message:?} in:\n{events}");
+    }
+    assert!(events.lines().filter(|l| l.starts_with("Started|")).all(|l| l.ends_with("|kubelet")));
 }
 
 #[test]
@@ -298,6 +328,20 @@ fn kubectl_logs_of_a_crash_looping_container_show_its_last_run() {
     k.apply("crasher.yaml", &pod);
     let waiting = "{.status.containerStatuses[0].state.waiting.reason}";
     eventually(30, "the back-off", || k.jsonpath("pod", "crasher", waiting) == "CrashLoopBackOff");
+    // The first crash restarted it at once; the second waits 10 s.
+    let status = |field: &str| {
+        k.jsonpath("pod", "crasher", &format!("{{.status.containerStatuses[0].{field}}}"))
+    };
+    assert_eq!(status("restartCount"), "2");
+    assert!(
+        status("state.waiting.message")
+            .starts_with("back-off 10s restarting failed container=main pod=crasher_default(")
+    );
+    let described = k.ok(&["describe", "pod", "crasher"]);
+    assert!(
+        described.contains("Back-off restarting failed container main in pod crasher_default("),
+        "{described}"
+    );
     let logs = k.ok(&["logs", "crasher"]);
     assert!(logs.starts_with("run at "), "{logs}");
     assert_eq!(k.ok(&["logs", "crasher", "--previous"]), logs, "the last run is the previous one");
@@ -681,6 +725,16 @@ fn a_deployment_scales_and_rolls_to_a_new_image() {
     assert!(logs.contains("simulated"), "{logs}");
     let exec = k.fails(&["exec", pod, "--", "ls"]);
     assert!(exec.contains("BadRequest") && exec.contains("cannot exec into"), "{exec}");
+    let described = k.ok(&["describe", "pod", pod]);
+    for event in [
+        "Scheduled",
+        "default-scheduler",
+        "Created container: web",
+        "Started container web",
+        "kubelet",
+    ] {
+        assert!(described.contains(event), "no {event:?} in:\n{described}");
+    }
 
     // Each scaling step is an event of its own, from the controller upstream names.
     let described = k.ok(&["describe", "deployment", "web"]);

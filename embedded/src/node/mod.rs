@@ -11,6 +11,7 @@
 //! Everything talks to the API server through a `kube::Client`, as the real components do.
 
 pub mod config;
+mod events;
 mod kubelet;
 mod pod_status;
 pub mod pods;
@@ -91,7 +92,7 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
     ];
     tasks.extend(workloads::spawn(Arc::new(workloads::Context {
         client: client.clone(),
-        events: workloads::EventLog::new(client.clone()),
+        events: events::EventLog::new(client.clone()),
         job_backoff: options.job_backoff,
         autoscaler_histories: Default::default(),
         scale_targets: Default::default(),

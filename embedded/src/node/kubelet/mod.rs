@@ -1,5 +1,6 @@
 //! The local node's kubelet: one worker per pod bound to a node, fed by a watch of all pods.
 
+mod backoff;
 mod env;
 mod ephemeral;
 mod probe;
@@ -79,6 +80,7 @@ impl Kubelet {
             stop_delay: options.stop_delay,
             supervisor: options.supervisor,
             api: options.api,
+            events: crate::node::events::EventLog::new(client.clone()),
             shutdown: stop,
         });
         let workers: Arc<std::sync::Mutex<HashMap<String, Worker>>> = Arc::default();

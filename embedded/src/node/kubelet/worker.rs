@@ -2,25 +2,28 @@
 //! (Job pods and pods annotated `keelson.dev/run-as-process: "true"`) or are simulated, its
 //! status is reported, and it is stopped gracefully when deleted or past its deadline.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{
-    Container, ContainerStateRunning, ContainerStatus, Pod, PodSpec, PodStatus,
+    Container, ContainerStateRunning, ContainerStatus, EventSource, Pod, PodSpec, PodStatus,
 };
 use kube::api::{DeleteParams, Preconditions};
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::json;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::probe::{Finding, Probes};
+use super::backoff::CrashLoop;
+use super::probe::{Finding, Kind, Probes};
 use super::status::{self, Ended, Observed};
 use super::{env, ephemeral, service_account};
+use crate::node::events::{EventLog, EventNote};
 use crate::node::pod_status;
-use crate::node::pods::is_terminal;
+use crate::node::pods::{is_terminal, node_name};
 use crate::node::runtime::attach::Console;
 use crate::node::runtime::logs;
 use crate::node::runtime::process::{self, Adopted, ProcessSpec, Terminator};
@@ -50,6 +53,8 @@ pub struct Shared {
     pub supervisor: Option<PathBuf>,
     /// How process pods reach the API server, if they are given credentials.
     pub api: Option<service_account::ApiAccess>,
+    /// Records the pods' events, as the kubelet of their node.
+    pub events: EventLog,
     /// Becomes true when the node shuts down.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -130,6 +135,31 @@ impl Worker {
         logs::pod_dir(&self.shared.data_dir, &namespace, &self.name(), &self.uid())
     }
 
+    /// The pod as upstream's kubelet names it in messages: `<name>_<namespace>(<uid>)`.
+    fn full_name(&self) -> String {
+        format!("{}_{}({})", self.name(), self.pod.namespace().unwrap_or_default(), self.uid())
+    }
+
+    /// Records an event about the pod, or about one of its containers (`container`: its field
+    /// path, such as `spec.containers{web}`), as the kubelet of the pod's node.
+    async fn record(&self, container: Option<String>, note: EventNote) {
+        let mut object = self.pod.object_ref(&());
+        object.field_path = container;
+        let source = EventSource {
+            component: Some("kubelet".to_owned()),
+            host: node_name(&self.pod).map(str::to_owned),
+        };
+        if let Err(error) = self.shared.events.record(&source, &object, &note).await {
+            tracing::debug!(pod = %self.name(), %error, "recording an event failed");
+        }
+    }
+
+    /// Records that container `name`, of the spec's `list`, is being stopped.
+    async fn record_stopping(&self, list: &str, name: &str) {
+        let stopping = EventNote::normal("Killing", format!("Stopping container {name}"));
+        self.record(Some(field_path(list, name)), stopping).await;
+    }
+
     /// Waits for the next change of the pod or the node.
     async fn wake(&mut self) -> Wake {
         let mut shutdown = self.shared.shutdown.clone();
@@ -203,6 +233,14 @@ impl Worker {
                     self.report(&observed).await;
                 }
                 Wake::Deleting if !runs_as_process(&self.pod) && !is_terminal(&self.pod) => {
+                    let apps = observed.containers.iter().map(|s| (CONTAINERS, s));
+                    let debuggers = observed.ephemeral.iter().map(|s| (EPHEMERAL_CONTAINERS, s));
+                    let running = apps.chain(debuggers).filter(|(_, s)| {
+                        s.state.as_ref().is_some_and(|state| state.running.is_some())
+                    });
+                    for (list, status) in running {
+                        self.record_stopping(list, &status.name).await;
+                    }
                     return self.stop_simulated().await;
                 }
                 Wake::Deleting => return self.finish_deletion().await,
@@ -248,7 +286,8 @@ impl Worker {
             pod_ip: Some(simulated_ip(&uid)),
             ..Observed::default()
         };
-        if !running_before && !is_terminal(&self.pod) {
+        let starts = !running_before && !is_terminal(&self.pod);
+        if starts {
             observed.phase = Some("Pending");
             observed.containers = spec
                 .containers
@@ -300,8 +339,22 @@ impl Worker {
         if is_terminal(&self.pod) {
             return self.until_deleted(&Observed::default()).await;
         }
+        if starts {
+            let init = spec.init_containers.iter().flatten().map(|c| (INIT_CONTAINERS, c));
+            for (list, container) in init.chain(spec.containers.iter().map(|c| (CONTAINERS, c))) {
+                self.record_started(list, &container.name).await;
+            }
+        }
         self.report(&observed).await;
         self.until_deleted(&observed).await
+    }
+
+    /// Records that container `name`, of the spec's `list`, was created and started.
+    async fn record_started(&self, list: &str, name: &str) {
+        let created = EventNote::normal("Created", format!("Created container: {name}"));
+        self.record(Some(field_path(list, name)), created).await;
+        let started = EventNote::normal("Started", format!("Started container {name}"));
+        self.record(Some(field_path(list, name)), started).await;
     }
 
     /// Process pods while `--no-process-pods` is set: they fail at once, saying why.
@@ -366,14 +419,14 @@ impl Worker {
             Instant::now() + Duration::try_from(left).unwrap_or(Duration::ZERO)
         });
         let (events, mut inbox) = mpsc::channel(16);
-        // The app containers' processes, then the ephemeral containers'.
         let apps = spec.containers.len();
-        let mut running: Vec<Option<Terminator>> = vec![None; apps + debuggers.len()];
+        let mut running: HashMap<Slot, Terminator> = HashMap::new();
         let mut probing = Probing((0..apps).map(|_| None).collect());
         let mut restarts: Vec<(Instant, Slot)> = Vec::new();
+        let mut crash_loops: HashMap<Slot, CrashLoop> = HashMap::new();
         let adopted_slots: Vec<Slot> = adopted.iter().map(|(slot, _)| *slot).collect();
         for (slot, found) in adopted {
-            tokio::spawn(follow(slot, found, events.clone()));
+            tokio::spawn(follow(slot, found, events.clone(), false));
         }
 
         // Init containers first, in order; a failure ends the pod or retries it.
@@ -406,22 +459,22 @@ impl Worker {
                             let container = slot.container(&spec, &debuggers);
                             self.launch(&pod_dir, container, slot, &mut observed, &events).await;
                         }
-                        Event::Started { slot, pid, started_at, terminator } => {
+                        Event::Started { slot, pid, started_at, terminator, launched } => {
                             let id = format!("{PROCESS_SCHEME}{pid}");
                             let cell = observed.slot_mut(slot);
                             *cell = status::running(&cell.name.clone(), id, started_at, cell);
-                            match slot {
-                                Slot::App(i) => {
-                                    running[i] = Some(terminator);
-                                    let work = pod_dir.join("work");
-                                    if let Some(probes) = Probes::of(&spec.containers[i], pid, &work) {
-                                        cell.started = Some(!probes.gates_start());
-                                        cell.ready = !probes.gates_start() && !probes.gates_readiness();
-                                        probing.start(i, probes, &events);
-                                    }
+                            running.insert(slot, terminator);
+                            if let Slot::App(i) = slot {
+                                let work = pod_dir.join("work");
+                                if let Some(probes) = Probes::of(&spec.containers[i], pid, &work) {
+                                    cell.started = Some(!probes.gates_start());
+                                    cell.ready = !probes.gates_start() && !probes.gates_readiness();
+                                    probing.start(i, probes, &events);
                                 }
-                                Slot::Ephemeral(i) => running[apps + i] = Some(terminator),
-                                Slot::Init(_) => {}
+                            }
+                            if launched {
+                                let name = &slot.container(&spec, &debuggers).name;
+                                self.record_started(slot.list(), name).await;
                             }
                             if observed.phase != Some("Running") && matches!(slot, Slot::App(_)) {
                                 observed.phase = Some("Running");
@@ -429,16 +482,22 @@ impl Worker {
                         }
                         Event::Probed { index, finding } => {
                             let cell = &mut observed.containers[index];
+                            let name = cell.name.clone();
                             if cell.state.as_ref().is_some_and(|s| s.running.is_some()) {
                                 match finding {
+                                    Finding::Failed { kind, message } => {
+                                        let note = format!("{} probe failed: {message}", kind.name());
+                                        self.record(Some(field_path(CONTAINERS, &name)), EventNote::warning("Unhealthy", note)).await;
+                                    }
                                     Finding::Started => cell.started = Some(true),
                                     Finding::Ready(ready) => cell.ready = ready,
                                     Finding::Unhealthy(kind) => {
                                         // Killed; its end restarts it as the policy says.
-                                        tracing::info!(pod = %self.name(), container = %cell.name, ?kind, "container unhealthy; killing it");
                                         cell.ready = false;
-                                        if let Some(terminator) = running[index].clone() {
-                                            let grace = grace_period(&self.pod);
+                                        let note = format!("Container {name} failed {} probe, will be restarted", kind.name().to_lowercase());
+                                        self.record(Some(field_path(CONTAINERS, &name)), EventNote::normal("Killing", note)).await;
+                                        if let Some(terminator) = running.get(&Slot::App(index)).cloned() {
+                                            let grace = probe_grace_period(&self.pod, &spec.containers[index], kind);
                                             tokio::spawn(async move { terminator.terminate(grace).await });
                                         }
                                     }
@@ -446,6 +505,11 @@ impl Worker {
                             }
                         }
                         Event::Ended { slot, ended } => {
+                            running.remove(&slot);
+                            if ended.reason == process::CANNOT_RUN {
+                                let note = format!("Error: {}", ended.message.as_deref().unwrap_or_default());
+                                self.record(Some(field_path(slot.list(), &slot.container(&spec, &debuggers).name)), EventNote::warning("Failed", note)).await;
+                            }
                             let cell = observed.slot_mut(slot);
                             *cell = status::terminated(&cell.name.clone(), None, &ended, cell);
                             let failed = ended.exit_code != 0;
@@ -466,17 +530,18 @@ impl Worker {
                                     }
                                 }
                                 Slot::Init(_) if restart_policy != "Never" => {
-                                    restarts.push((Instant::now() + crash_loop(&mut observed, slot, &self.name()), slot));
+                                    let wait = self.back_off(&mut observed, slot, crash_loops.entry(slot).or_default()).await;
+                                    restarts.push((Instant::now() + wait, slot));
                                 }
                                 Slot::Init(_) => observed.phase = Some("Failed"),
                                 // Run once, whatever the restart policy; the pod's phase is its
                                 // other containers'.
-                                Slot::Ephemeral(i) => running[apps + i] = None,
+                                Slot::Ephemeral(_) => {}
                                 Slot::App(i) => {
-                                    running[i] = None;
                                     probing.stop(i);
                                     if again {
-                                        restarts.push((Instant::now() + crash_loop(&mut observed, slot, &self.name()), slot));
+                                        let wait = self.back_off(&mut observed, slot, crash_loops.entry(slot).or_default()).await;
+                                        restarts.push((Instant::now() + wait, slot));
                                     } else if let Some(phase) = status::final_phase(&restart_policy, &observed.containers) {
                                         observed.phase = Some(phase);
                                     }
@@ -486,8 +551,8 @@ impl Worker {
                     }
                     if matches!(observed.phase, Some("Succeeded" | "Failed")) {
                         // What debugged the pod ends with it.
-                        if running[apps..].iter().any(Option::is_some) {
-                            stop_all(&mut running[apps..], grace_period(&self.pod)).await;
+                        if !running.is_empty() {
+                            self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
                             drain_ends(&mut inbox, &mut observed).await;
                         }
                         self.report(&observed).await;
@@ -506,8 +571,9 @@ impl Worker {
                     self.report(&observed).await;
                 }
                 _ = sleep_until_some(deadline) => {
-                    let grace = grace_period(&self.pod);
-                    stop_all(&mut running, grace).await;
+                    let note = "Pod was active on the node longer than the specified deadline";
+                    self.record(None, EventNote::normal("DeadlineExceeded", note)).await;
+                    self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
                     drain_ends(&mut inbox, &mut observed).await;
                     observed.phase = Some("Failed");
                     observed.reason = Some("DeadlineExceeded".into());
@@ -519,12 +585,11 @@ impl Worker {
                     Wake::Changed => {
                         // Ephemeral containers added since run now.
                         debuggers = ephemeral::containers(&self.pod);
-                        running.resize(apps + debuggers.len(), None);
                         self.launch_ephemeral(&pod_dir, &debuggers, &mut observed, &events).await;
                         self.report(&observed).await;
                     }
                     Wake::Deleting => {
-                        stop_all(&mut running, grace_period(&self.pod)).await;
+                        self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
                         self.finish_deletion().await?;
                         remove_dir(&pod_dir).await;
                         return Ok(());
@@ -541,6 +606,46 @@ impl Worker {
                 },
             }
         }
+    }
+
+    /// Stops the `running` containers of a pod with `spec` and `debuggers`, recording it:
+    /// SIGTERM, then SIGKILL after `grace`.
+    async fn stop(
+        &self,
+        running: &mut HashMap<Slot, Terminator>,
+        grace: Duration,
+        spec: &PodSpec,
+        debuggers: &[Container],
+    ) {
+        for slot in running.keys() {
+            self.record_stopping(slot.list(), &slot.container(spec, debuggers).name).await;
+        }
+        stop_all(running, grace).await;
+    }
+
+    /// Puts an ended container into its crash-loop back-off, recording a wait; how long it
+    /// waits before it restarts.
+    async fn back_off(
+        &self,
+        observed: &mut Observed,
+        slot: Slot,
+        crash_loop: &mut CrashLoop,
+    ) -> Duration {
+        let wait = crash_loop.wait(Instant::now());
+        let cell = observed.slot_mut(slot);
+        let name = cell.name.clone();
+        if wait.is_zero() {
+            *cell = status::waiting(&name, "ContainerCreating", None, &status::restarted(cell));
+            return wait;
+        }
+        let pod = self.full_name();
+        let message =
+            format!("back-off {}s restarting failed container={name} pod={pod}", wait.as_secs());
+        *cell = status::waiting(&name, "CrashLoopBackOff", Some(message), &status::restarted(cell));
+        let note = format!("Back-off restarting failed container {name} in pod {pod}");
+        self.record(Some(field_path(slot.list(), &name)), EventNote::warning("BackOff", note))
+            .await;
+        wait
     }
 
     /// Starts the ephemeral containers not started yet (those past the statuses known), in
@@ -573,6 +678,8 @@ impl Worker {
         let spec = match self.process_spec(pod_dir, container, restart_count).await {
             Ok(spec) => spec,
             Err(Unrunnable::Config(message)) => {
+                let failed = EventNote::warning("Failed", format!("Error: {message}"));
+                self.record(Some(field_path(slot.list(), &container.name)), failed).await;
                 let cell = observed.slot_mut(slot);
                 *cell = status::waiting(
                     &container.name,
@@ -612,7 +719,7 @@ impl Worker {
         let events = events.clone();
         tokio::spawn(async move {
             match process::start(spec).await {
-                Ok(child) => follow(slot, Adopted::Running(child), events).await,
+                Ok(child) => follow(slot, Adopted::Running(child), events, true).await,
                 Err(failure) => {
                     let ended = Ended {
                         exit_code: failure.exit_code,
@@ -689,14 +796,15 @@ impl Worker {
     }
 }
 
-/// Reports a container's process, started here or adopted, to its pod's worker: its start (a
+/// Reports a container's process, `launched` here or adopted, to its pod's worker: its start (a
 /// process still running), then its end.
-async fn follow(slot: Slot, process: Adopted, events: mpsc::Sender<Event>) {
+async fn follow(slot: Slot, process: Adopted, events: mpsc::Sender<Event>, launched: bool) {
     let (exit, started_at) = match process {
         Adopted::Running(mut child) => {
             let started_at = child.started_at();
             let terminator = child.terminator();
-            let started = Event::Started { slot, pid: child.pid(), started_at, terminator };
+            let pid = child.pid();
+            let started = Event::Started { slot, pid, started_at, terminator, launched };
             let _ = events.send(started).await;
             (child.wait().await, Some(started_at))
         }
@@ -742,14 +850,33 @@ enum Unrunnable {
 }
 
 /// Which container an event is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Slot {
     Init(usize),
     App(usize),
     Ephemeral(usize),
 }
 
+/// The lists of containers in a pod's spec.
+const INIT_CONTAINERS: &str = "initContainers";
+const CONTAINERS: &str = "containers";
+const EPHEMERAL_CONTAINERS: &str = "ephemeralContainers";
+
+/// Where container `name` of the spec's `list` is, as events name it: `spec.containers{web}`.
+fn field_path(list: &str, name: &str) -> String {
+    format!("spec.{list}{{{name}}}")
+}
+
 impl Slot {
+    /// The list of the pod's spec this slot's container is in.
+    fn list(self) -> &'static str {
+        match self {
+            Slot::Init(_) => INIT_CONTAINERS,
+            Slot::App(_) => CONTAINERS,
+            Slot::Ephemeral(_) => EPHEMERAL_CONTAINERS,
+        }
+    }
+
     /// The container this slot names in `spec`, whose ephemeral containers run as `debuggers`.
     fn container<'a>(self, spec: &'a PodSpec, debuggers: &'a [Container]) -> &'a Container {
         match self {
@@ -793,6 +920,8 @@ enum Event {
         pid: u32,
         started_at: Timestamp,
         terminator: Terminator,
+        /// Started by this worker, not adopted from an earlier `keelson up`.
+        launched: bool,
     },
     Ended {
         slot: Slot,
@@ -935,43 +1064,33 @@ fn lost_end(running: &ContainerStateRunning, now: Timestamp) -> Ended {
     }
 }
 
-/// Puts an ended container into the kubelet's crash-loop back-off (10 s doubling per restart,
-/// at most 5 minutes) and says how long it waits.
-fn crash_loop(observed: &mut Observed, slot: Slot, pod: &str) -> Duration {
-    let cell = observed.slot_mut(slot);
-    let restarts = cell.restart_count.clamp(0, 5) as u32;
-    let delay = Duration::from_secs(10 * 2u64.pow(restarts)).min(Duration::from_secs(300));
-    let message = format!(
-        "back-off {}s restarting failed container={} pod={pod}",
-        delay.as_secs(),
-        cell.name
-    );
-    *cell = status::waiting(
-        &cell.name.clone(),
-        "CrashLoopBackOff",
-        Some(message),
-        &status::restarted(cell),
-    );
-    delay
-}
-
 /// How long the pod's containers may take to stop: the grace period its deletion gave, or else
 /// its spec's.
 fn grace_period(pod: &Pod) -> Duration {
-    let seconds = pod
-        .metadata
-        .deletion_grace_period_seconds
+    grace_or_the_pods(pod.metadata.deletion_grace_period_seconds, pod)
+}
+
+/// How long `container` of `pod`, found unhealthy by its `kind` probe, may take to stop: the
+/// probe's own grace period, or else the pod's spec's.
+fn probe_grace_period(pod: &Pod, container: &Container, kind: Kind) -> Duration {
+    let probe = match kind {
+        Kind::Startup => &container.startup_probe,
+        Kind::Readiness | Kind::Liveness => &container.liveness_probe,
+    };
+    grace_or_the_pods(probe.as_ref().and_then(|p| p.termination_grace_period_seconds), pod)
+}
+
+/// `seconds`, or else the pod's `terminationGracePeriodSeconds`, or else 30 s.
+fn grace_or_the_pods(seconds: Option<i64>, pod: &Pod) -> Duration {
+    let seconds = seconds
         .or_else(|| pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds))
         .unwrap_or(30);
     Duration::from_secs(seconds.max(0) as u64)
 }
 
 /// Terminates every running container: SIGTERM, then SIGKILL after `grace`.
-async fn stop_all(running: &mut [Option<Terminator>], grace: Duration) {
-    let stops = running
-        .iter_mut()
-        .filter_map(Option::take)
-        .map(|t| async move { t.terminate(grace).await });
+async fn stop_all(running: &mut HashMap<Slot, Terminator>, grace: Duration) {
+    let stops = running.drain().map(|(_, t)| async move { t.terminate(grace).await });
     futures::future::join_all(stops).await;
 }
 
@@ -1008,4 +1127,31 @@ async fn remove_dir(dir: &std::path::Path) {
 fn simulated_ip(uid: &str) -> String {
     let sum = uid.bytes().fold(0u32, |acc, b| acc.wrapping_mul(31).wrapping_add(u32::from(b)));
     format!("10.244.{}.{}", (sum >> 8) % 256, (sum % 254) + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::Probe;
+
+    use super::*;
+
+    #[test]
+    fn a_probe_kill_takes_the_probes_grace_period_else_the_pods() {
+        let probe =
+            |grace| Some(Probe { termination_grace_period_seconds: grace, ..Probe::default() });
+        let container = Container {
+            liveness_probe: probe(Some(3)),
+            startup_probe: probe(None),
+            ..Container::default()
+        };
+        let spec = PodSpec { termination_grace_period_seconds: Some(12), ..PodSpec::default() };
+        let mut pod = Pod { spec: Some(spec), ..Pod::default() };
+        pod.metadata.deletion_grace_period_seconds = Some(1);
+        let seconds = Duration::from_secs;
+        assert_eq!(probe_grace_period(&pod, &container, Kind::Liveness), seconds(3));
+        assert_eq!(probe_grace_period(&pod, &container, Kind::Startup), seconds(12));
+        assert_eq!(grace_period(&pod), seconds(1), "a deletion's own");
+        pod.spec = None;
+        assert_eq!(probe_grace_period(&pod, &container, Kind::Startup), seconds(30));
+    }
 }

@@ -36,7 +36,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use keelson_webhooks::schedule::CronSchedule;
 
-use super::plan::PlanEvent;
+use crate::node::events::EventNote;
 use crate::node::pods;
 
 /// Annotation on each Job a CronJob starts: the time it was scheduled for, in RFC 3339.
@@ -77,7 +77,7 @@ pub struct CronJobPlan {
     /// CronJob is suspended, being deleted or invalid, or its schedule never fires again.
     pub requeue_after: Option<Duration>,
     /// Events to record on the CronJob, as `cronjob-controller`.
-    pub events: Vec<PlanEvent>,
+    pub events: Vec<EventNote>,
 }
 
 /// Plans one reconcile of `cron_job`, given every Job it controls (in any state) and the time.
@@ -113,7 +113,7 @@ pub fn plan_cronjob(cron_job: &CronJob, jobs: &[Job], now: Timestamp) -> CronJob
         return plan;
     };
     if too_late(spec, due, now) {
-        plan.events.push(PlanEvent::warning(
+        plan.events.push(EventNote::warning(
             "MissSchedule",
             format!("Missed scheduled time to start a job: {}", rfc1123(due)),
         ));
@@ -127,7 +127,7 @@ pub fn plan_cronjob(cron_job: &CronJob, jobs: &[Job], now: Timestamp) -> CronJob
     let running: Vec<&Job> = jobs.iter().filter(|job| finished_condition(job).is_none()).collect();
     match spec.concurrency_policy.as_deref() {
         Some("Forbid") if !running.is_empty() => {
-            plan.events.push(PlanEvent::normal(
+            plan.events.push(EventNote::normal(
                 "JobAlreadyActive",
                 "Not starting job because prior execution is running and concurrency policy is \
                  Forbid",
@@ -145,7 +145,7 @@ pub fn plan_cronjob(cron_job: &CronJob, jobs: &[Job], now: Timestamp) -> CronJob
     }
     // The annotation is in `spec.timeZone`, in UTC when that is unset, as upstream writes it.
     let zone = if spec.time_zone.is_some() { schedule.time_zone().clone() } else { TimeZone::UTC };
-    plan.events.push(PlanEvent::normal("SuccessfulCreate", format!("Created job {name}")));
+    plan.events.push(EventNote::normal("SuccessfulCreate", format!("Created job {name}")));
     plan.create = Some(new_job(cron_job, spec, name, rfc3339(due, &zone)));
     plan.status.last_schedule_time = Some(Time(due));
     plan
@@ -168,7 +168,7 @@ fn observed_status(old: &CronJobStatus, jobs: &[Job]) -> CronJobStatus {
 }
 
 /// `SawCompletedJob` for each Job the old status lists as active that has finished since.
-fn completed_events(old: &CronJobStatus, jobs: &[Job]) -> Vec<PlanEvent> {
+fn completed_events(old: &CronJobStatus, jobs: &[Job]) -> Vec<EventNote> {
     let listed: BTreeSet<&str> =
         old.active.iter().flatten().filter_map(|r| r.uid.as_deref()).collect();
     jobs.iter()
@@ -176,7 +176,7 @@ fn completed_events(old: &CronJobStatus, jobs: &[Job]) -> Vec<PlanEvent> {
         .filter_map(|job| {
             let condition = finished_condition(job)?;
             let note = format!("Saw completed job: {}, condition: {condition}", name(job));
-            Some(PlanEvent::normal("SawCompletedJob", note))
+            Some(EventNote::normal("SawCompletedJob", note))
         })
         .collect()
 }
@@ -209,7 +209,7 @@ fn delete(plan: &mut CronJobPlan, job: &Job) {
     if let Some(active) = &mut plan.status.active {
         active.retain(|r| r.uid != job.metadata.uid);
     }
-    plan.events.push(PlanEvent::normal("SuccessfulDelete", format!("Deleted job {name}")));
+    plan.events.push(EventNote::normal("SuccessfulDelete", format!("Deleted job {name}")));
     plan.delete.push(name);
 }
 
@@ -254,17 +254,17 @@ fn every_interval(duration: &str) -> Result<SignedDuration, String> {
 
 /// The schedule in its time zone, `@every` counted from `since`; the error is the warning
 /// event to record.
-fn parse_schedule(spec: &CronJobSpec, since: Timestamp) -> Result<Schedule, PlanEvent> {
+fn parse_schedule(spec: &CronJobSpec, since: Timestamp) -> Result<Schedule, EventNote> {
     let zone = match spec.time_zone.as_deref() {
         None => TimeZone::system(),
         Some(name) => jiff::tz::db().get(name).map_err(|_| {
             let note = format!("invalid timeZone: \"{name}\": unknown time zone {name}");
-            PlanEvent::warning("UnknownTimeZone", note)
+            EventNote::warning("UnknownTimeZone", note)
         })?,
     };
     let unparseable = |reason: &str| {
         let note = format!("unparseable schedule: \"{}\" : {reason}", spec.schedule);
-        PlanEvent::warning("UnparseableSchedule", note)
+        EventNote::warning("UnparseableSchedule", note)
     };
     let expression = spec.schedule.trim();
     if expression.starts_with("TZ=") || expression.starts_with("CRON_TZ=") {
@@ -525,7 +525,7 @@ mod tests {
         assert!(plan.delete.is_empty());
         assert_eq!(
             plan.events,
-            [PlanEvent::normal("SuccessfulCreate", "Created job hello-29453765")]
+            [EventNote::normal("SuccessfulCreate", "Created job hello-29453765")]
         );
         // Until 00:10:00, plus the margin.
         assert_eq!(plan.requeue_after, secs_ms(290, 100));
@@ -619,7 +619,7 @@ mod tests {
         assert!(plan.delete.is_empty());
         assert_eq!(
             plan.events,
-            [PlanEvent::normal(
+            [EventNote::normal(
                 "JobAlreadyActive",
                 "Not starting job because prior execution is running and concurrency policy is \
                  Forbid"
@@ -651,8 +651,8 @@ mod tests {
         assert_eq!(
             plan.events,
             [
-                PlanEvent::normal("SuccessfulDelete", "Deleted job hello-29453765"),
-                PlanEvent::normal("SuccessfulCreate", "Created job hello-29453770"),
+                EventNote::normal("SuccessfulDelete", "Deleted job hello-29453765"),
+                EventNote::normal("SuccessfulCreate", "Created job hello-29453770"),
             ]
         );
         assert_eq!(plan.status.active, Some(Vec::new()));
@@ -678,7 +678,7 @@ mod tests {
         assert_eq!(plan.create, None);
         assert_eq!(
             plan.events,
-            [PlanEvent::warning(
+            [EventNote::warning(
                 "MissSchedule",
                 "Missed scheduled time to start a job: Thu, 01 Jan 2026 00:10:00 +0000"
             )]
@@ -732,7 +732,7 @@ mod tests {
         let plan = plan_cronjob(&cron_job, &jobs, t("2026-01-01T00:02:00Z"));
         assert_eq!(
             plan.events,
-            [PlanEvent::normal(
+            [EventNote::normal(
                 "SawCompletedJob",
                 "Saw completed job: hello-29453760, condition: Failed"
             )]
@@ -759,7 +759,7 @@ mod tests {
         assert_eq!(plan.create, None);
         assert_eq!(
             plan.events,
-            [PlanEvent::warning(
+            [EventNote::warning(
                 "UnparseableSchedule",
                 "unparseable schedule: \"TZ=UTC */5 * * * *\" : TZ and CRON_TZ are not \
                  supported, use spec.timeZone"
@@ -771,7 +771,7 @@ mod tests {
         assert_eq!((plan.create, plan.requeue_after), (None, None));
         assert_eq!(
             plan.events,
-            [PlanEvent::warning(
+            [EventNote::warning(
                 "UnknownTimeZone",
                 "invalid timeZone: \"Mars/Olympus\": unknown time zone Mars/Olympus"
             )]
@@ -812,7 +812,7 @@ mod tests {
         let plan = plan_cronjob(&cron_job("@every soon"), &[], t("2026-01-01T00:05:00Z"));
         assert_eq!(
             plan.events,
-            [PlanEvent::warning(
+            [EventNote::warning(
                 "UnparseableSchedule",
                 "unparseable schedule: \"@every soon\" : failed to parse duration @every soon: \
                  time: invalid duration \"soon\""

@@ -12,7 +12,8 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::plan::{PlanEvent, int_or_percent};
+use super::plan::int_or_percent;
+use crate::node::events::EventNote;
 use crate::node::pods::{
     controller_reference, is_available, is_deleting, is_ready, is_terminal, node_name, phase,
     pod_from_template, ready_since, template_hash,
@@ -36,7 +37,7 @@ pub struct DaemonSetPlan {
     /// When to reconcile again: a ready pod becomes available after `minReadySeconds`.
     pub requeue_after: Option<Duration>,
     /// Events to record on the DaemonSet (`FailedDaemonPod` for failed pods).
-    pub events: Vec<PlanEvent>,
+    pub events: Vec<EventNote>,
 }
 
 /// The tolerations every daemon pod gets besides its template's, as upstream adds them: it
@@ -303,7 +304,7 @@ struct Builder {
     create: BTreeMap<String, Pod>,
     delete: BTreeSet<String>,
     deleting_on: BTreeSet<String>,
-    events: Vec<PlanEvent>,
+    events: Vec<EventNote>,
 }
 
 impl Builder {
@@ -341,7 +342,7 @@ fn manage(daemon: &Daemon, state: &NodeState, surge: bool, plan: &mut Builder) {
         match phase(pod) {
             "Failed" => {
                 plan.delete(pod);
-                plan.events.push(PlanEvent::warning(
+                plan.events.push(EventNote::warning(
                     "FailedDaemonPod",
                     format!(
                         "Found failed daemon pod {}/{} on node {}, will try to kill it",

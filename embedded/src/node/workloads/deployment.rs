@@ -15,7 +15,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
-use super::plan::{PlanEvent, int_or_percent};
+use super::plan::int_or_percent;
+use crate::node::events::EventNote;
 use crate::node::pods::{controller_reference, template_hash};
 
 /// Annotation with the rollout revision of a Deployment and of each of its ReplicaSets.
@@ -85,7 +86,7 @@ pub struct DeploymentPlan {
     /// When to reconcile again without a change: to check the progress deadline.
     pub requeue_after: Option<Duration>,
     /// Events to record on the Deployment (`ScalingReplicaSet`, `SelectingAll`).
-    pub events: Vec<PlanEvent>,
+    pub events: Vec<EventNote>,
 }
 
 /// Plans one reconcile of `d` given the ReplicaSets it controls, at `now`.
@@ -828,7 +829,7 @@ impl<'a> Planner<'a> {
         let note = "This deployment is selecting all pods. A non-empty selector is required.";
         DeploymentPlan {
             status,
-            events: vec![PlanEvent::warning("SelectingAll", note)],
+            events: vec![EventNote::warning("SelectingAll", note)],
             ..DeploymentPlan::default()
         }
     }
@@ -844,7 +845,7 @@ impl<'a> Planner<'a> {
                 let (name, to) = (name(set), spec_replicas(set));
                 if Some(index) == created {
                     let note = format!("Scaled up replica set {name} from 0 to {to}");
-                    return (to > 0).then(|| PlanEvent::normal("ScalingReplicaSet", note));
+                    return (to > 0).then(|| EventNote::normal("ScalingReplicaSet", note));
                 }
                 let from = spec_replicas(self.original.get(index)?);
                 let direction = match to.cmp(&from) {
@@ -853,7 +854,7 @@ impl<'a> Planner<'a> {
                     Ordering::Equal => return None,
                 };
                 let note = format!("Scaled {direction} replica set {name} to {to} from {from}");
-                Some(PlanEvent::normal("ScalingReplicaSet", note))
+                Some(EventNote::normal("ScalingReplicaSet", note))
             })
             .collect();
         let changes = self

@@ -16,7 +16,7 @@ use k8s_openapi::api::batch::v1::{Job, JobCondition, JobSpec, JobStatus, Uncount
 use k8s_openapi::api::core::v1::{Container, EnvVar, Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::plan::PlanEvent;
+use crate::node::events::EventNote;
 use crate::node::pods;
 
 /// Annotation and label carrying the completion index of an Indexed Job's pod.
@@ -46,7 +46,7 @@ pub struct JobPlan {
     /// deadline, TTL after finished).
     pub requeue_after: Option<Duration>,
     /// Events to record on the Job.
-    pub events: Vec<PlanEvent>,
+    pub events: Vec<EventNote>,
     /// `ttlSecondsAfterFinished` has elapsed: delete the Job (its pods go with it).
     pub delete_job: bool,
 }
@@ -68,7 +68,7 @@ pub fn plan_job(job: &Job, pods: &[Pod], now: Timestamp, backoff: Duration) -> J
         return plan_finished(job, spec, status, now);
     }
     let Some(settings) = Settings::of(spec) else {
-        let event = PlanEvent::warning(
+        let event = EventNote::warning(
             "UnknownCompletionMode",
             "Skipped Job sync because completion mode is unknown",
         );
@@ -291,7 +291,7 @@ impl<'a> Reconcile<'a> {
         }
         if resuming {
             set_condition(&mut conditions, "Suspended", "False", "JobResumed", "Job resumed", now);
-            events.push(PlanEvent::normal("Resumed", "Job resumed"));
+            events.push(EventNote::normal("Resumed", "Job resumed"));
         } else if self.settings.suspended
             && outcome.is_none()
             && !job_deleting
@@ -304,7 +304,7 @@ impl<'a> Reconcile<'a> {
                 now,
             )
         {
-            events.push(PlanEvent::normal("Suspended", "Job suspended"));
+            events.push(EventNote::normal("Suspended", "Job suspended"));
         }
         if let Some(outcome) = &outcome {
             let settled =
@@ -462,7 +462,7 @@ impl<'a> Reconcile<'a> {
         outcome: &Outcome,
         settled: bool,
         conditions: &mut Vec<JobCondition>,
-        events: &mut Vec<PlanEvent>,
+        events: &mut Vec<EventNote>,
     ) -> Option<Duration> {
         let now = self.now;
         let (reason, message) = (outcome.reason.as_str(), outcome.message.as_str());
@@ -477,14 +477,14 @@ impl<'a> Reconcile<'a> {
             self.status.completion_time = Some(Time(now));
             let target = self.census.completions.target();
             if target.is_some_and(|n| self.census.succeeded() > n) {
-                events.push(PlanEvent::warning(
+                events.push(EventNote::warning(
                     "TooManySucceededPods",
                     "Too many succeeded pods running after completion count reached",
                 ));
             }
-            events.push(PlanEvent::normal("Completed", "Job completed"));
+            events.push(EventNote::normal("Completed", "Job completed"));
         } else {
-            events.push(PlanEvent::warning(reason, message));
+            events.push(EventNote::warning(reason, message));
         }
         let ttl = self.spec.ttl_seconds_after_finished?;
         Some(Duration::from_secs(u64::try_from(ttl).unwrap_or(0)))
@@ -1033,7 +1033,7 @@ mod tests {
         assert_eq!(failed.message.as_deref(), Some("Job has reached the specified backoff limit"));
         assert_eq!(
             plan.events,
-            [PlanEvent::warning(
+            [EventNote::warning(
                 "BackoffLimitExceeded",
                 "Job has reached the specified backoff limit"
             )]

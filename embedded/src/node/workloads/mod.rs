@@ -16,7 +16,6 @@ pub mod daemonset;
 pub mod deployment;
 pub mod disruption;
 pub mod endpoints;
-mod events;
 pub mod history;
 pub mod job;
 pub mod plan;
@@ -26,4 +25,3 @@ pub mod replication;
 pub mod statefulset;
 
 pub(super) use controllers::{Context, spawn};
-pub(super) use events::EventLog;

@@ -1,31 +1,8 @@
-//! What the workload planners share: the events a reconcile records, `IntOrString` limits, and
-//! the merge patch that takes a stored status to a planned one.
+//! What the workload planners share: `IntOrString` limits, and the merge patch that takes a
+//! stored status to a planned one.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Map, Value};
-
-/// An event a planner asks its controller to record on the reconciled object.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlanEvent {
-    /// `Warning` rather than `Normal`.
-    pub warning: bool,
-    /// Short CamelCase reason, e.g. `BackoffLimitExceeded`.
-    pub reason: String,
-    /// Human-readable message.
-    pub note: String,
-}
-
-impl PlanEvent {
-    /// A `Normal` event.
-    pub fn normal(reason: &str, note: impl Into<String>) -> Self {
-        Self { warning: false, reason: reason.to_owned(), note: note.into() }
-    }
-
-    /// A `Warning` event.
-    pub fn warning(reason: &str, note: impl Into<String>) -> Self {
-        Self { warning: true, reason: reason.to_owned(), note: note.into() }
-    }
-}
 
 /// A limit given as a number or a percentage of `total` (`maxSurge`, `maxUnavailable`),
 /// percentages rounded up or down; `None` when malformed. Never negative.

@@ -8,7 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetStatus};
 use k8s_openapi::api::core::v1::Pod;
 
-use super::plan::PlanEvent;
+use crate::node::events::EventNote;
 use crate::node::pods;
 
 /// The most pods one reconcile creates or deletes (upstream's `burstReplicas`).
@@ -28,7 +28,7 @@ pub struct ReplicaSetPlan {
     pub requeue_after: Option<Duration>,
     /// Events beyond the per-pod `SuccessfulCreate`/`SuccessfulDelete` the controller
     /// records itself (none so far).
-    pub events: Vec<PlanEvent>,
+    pub events: Vec<EventNote>,
 }
 
 /// Plans one reconcile of `rs` given the pods it controls (in any state) at `now`.

@@ -14,8 +14,8 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use super::daemonset::REVISION_HASH_LABEL;
-use super::plan::PlanEvent;
 use super::replicaset::BURST_REPLICAS;
+use crate::node::events::EventNote;
 use crate::node::pods::{
     controller_reference, is_available, is_deleting, is_ready, is_terminal, owner_reference, phase,
     pod_from_template, ready_since, template_hash,
@@ -57,7 +57,7 @@ pub struct StatefulSetPlan {
     /// the same order: one per claim in `create_claims`, then one per pod in `create`, then
     /// one per name in `delete`. The reconciler records each only once its API call has
     /// succeeded (a claim that already existed gets none).
-    pub events: Vec<PlanEvent>,
+    pub events: Vec<EventNote>,
 }
 
 /// Plans one reconcile of `set` given the pods it controls (in any state) and the claims of
@@ -300,9 +300,9 @@ struct Builder<'a> {
     known_claims: BTreeSet<String>,
     existing_claims: &'a [PersistentVolumeClaim],
     claim_owners: Vec<(String, Vec<OwnerReference>)>,
-    create_claims: Vec<(PersistentVolumeClaim, PlanEvent)>,
-    create: Vec<(Pod, PlanEvent)>,
-    delete: Vec<(String, PlanEvent)>,
+    create_claims: Vec<(PersistentVolumeClaim, EventNote)>,
+    create: Vec<(Pod, EventNote)>,
+    delete: Vec<(String, EventNote)>,
 }
 
 impl Builder<'_> {
@@ -317,7 +317,7 @@ impl Builder<'_> {
             let note =
                 format!("create Claim {name} Pod {pod} in StatefulSet {} success", stateful.name);
             let claim = stateful.claim(template, name);
-            self.create_claims.push((claim, PlanEvent::normal("SuccessfulCreate", note)));
+            self.create_claims.push((claim, EventNote::normal("SuccessfulCreate", note)));
         }
     }
 
@@ -330,7 +330,7 @@ impl Builder<'_> {
             stateful.pod_name(ordinal),
             stateful.name
         );
-        self.create.push((pod, PlanEvent::normal("SuccessfulCreate", note)));
+        self.create.push((pod, EventNote::normal("SuccessfulCreate", note)));
     }
 
     /// Under `whenScaled: Delete`, makes `pod` (removed by a scale-down) the owner of its
@@ -359,7 +359,7 @@ impl Builder<'_> {
     fn delete(&mut self, stateful: &Stateful, pod: &Pod) {
         let Some(name) = pod.metadata.name.clone() else { return };
         let note = format!("delete Pod {name} in StatefulSet {} successful", stateful.name);
-        self.delete.push((name, PlanEvent::normal("SuccessfulDelete", note)));
+        self.delete.push((name, EventNote::normal("SuccessfulDelete", note)));
     }
 
     /// Whether the pod is being deleted, or is by this plan.

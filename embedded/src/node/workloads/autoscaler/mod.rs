@@ -24,7 +24,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 pub use self::normalize::{History, Recommended, Rescale};
-use super::plan::PlanEvent;
+use crate::node::events::EventNote;
 
 /// How far a reading may be from its target before the replicas change (upstream's default).
 const TOLERANCE: f64 = 0.1;
@@ -49,7 +49,7 @@ pub struct Decision {
     /// The status to write.
     pub status: HorizontalPodAutoscalerStatus,
     /// The event of a rescale.
-    pub event: Option<PlanEvent>,
+    pub event: Option<EventNote>,
 }
 
 /// Decides the target's replicas from its `current` ones, the selected pods' `samples` (`Err`
@@ -126,7 +126,7 @@ pub fn decide(
     };
     status.desired_replicas = replicas;
     let event = (replicas != current).then(|| {
-        PlanEvent::normal("SuccessfulRescale", format!("New size: {replicas}; reason: {reason}"))
+        EventNote::normal("SuccessfulRescale", format!("New size: {replicas}; reason: {reason}"))
     });
     if event.is_some() {
         status.last_scale_time = Some(Time(now));

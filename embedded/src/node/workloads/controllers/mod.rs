@@ -19,7 +19,8 @@ use k8s_openapi::api::apps::v1::{
 };
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{
-    Endpoints, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Service,
+    Endpoints, EventSource, Node, PersistentVolume, PersistentVolumeClaim, Pod,
+    ReplicationController, Service,
 };
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -36,12 +37,13 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::task::JoinHandle;
 
-use super::events::EventLog;
-use super::plan::{PlanEvent, merge_patch};
+use super::plan::merge_patch;
 use super::{
     autoscaler, cronjob, daemonset, deployment, disruption, endpoints, history, job, pvc,
     replicaset, replication, statefulset,
 };
+use crate::node::events::EventLog;
+use crate::node::events::EventNote;
 use crate::node::pods::is_controlled_by;
 use crate::selectors::LabelSelector;
 
@@ -250,18 +252,18 @@ where
             Err(error) => {
                 // As upstream, the refusal is shown on the owner (a missing ServiceAccount...).
                 let note = format!("Error creating: {}", api_message(&error));
-                record(ctx, owner, &PlanEvent::warning("FailedCreate", note)).await;
+                record(ctx, owner, &EventNote::warning("FailedCreate", note)).await;
                 return Err(error.into());
             }
         };
         let note = format!("Created pod: {}", created.name_any());
-        record(ctx, owner, &PlanEvent::normal("SuccessfulCreate", note)).await;
+        record(ctx, owner, &EventNote::normal("SuccessfulCreate", note)).await;
     }
     for name in delete {
         match pods.delete(name, &DeleteParams::default()).await {
             Ok(_) => {
                 let note = format!("Deleted pod: {name}");
-                record(ctx, owner, &PlanEvent::normal("SuccessfulDelete", note)).await;
+                record(ctx, owner, &EventNote::normal("SuccessfulDelete", note)).await;
             }
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             Err(e) => return Err(e.into()),
@@ -326,14 +328,15 @@ fn api_message(error: &kube::Error) -> String {
     }
 }
 
-async fn record<K: Resource<DynamicType = ()>>(ctx: &Context, owner: &K, event: &PlanEvent) {
+async fn record<K: Resource<DynamicType = ()>>(ctx: &Context, owner: &K, event: &EventNote) {
     // Named as upstream's controllers are: `replicaset-controller`, `deployment-controller`...
     let component = match K::kind(&()).to_ascii_lowercase().as_str() {
         "replicationcontroller" => "replication-controller".to_owned(),
         "horizontalpodautoscaler" => "horizontal-pod-autoscaler".to_owned(),
         kind => format!("{kind}-controller"),
     };
-    if let Err(error) = ctx.events.record(&component, &owner.object_ref(&()), event).await {
+    let source = EventSource { component: Some(component), host: None };
+    if let Err(error) = ctx.events.record(&source, &owner.object_ref(&()), event).await {
         tracing::debug!(%error, "recording an event failed");
     }
 }

@@ -81,7 +81,7 @@ pub(super) async fn reconcile_statefulset(
     let name = set.name_any();
     let failed = |reason: &str, what: String, error: &kube::Error| {
         let message = api_message(error);
-        PlanEvent::warning(reason, format!("{what} in StatefulSet {name} failed error: {message}"))
+        EventNote::warning(reason, format!("{what} in StatefulSet {name} failed error: {message}"))
     };
     for claim in &plan.create_claims {
         let event = events.next();
@@ -221,7 +221,7 @@ pub(super) async fn reconcile_cronjob(cron_job: Arc<CronJob>, ctx: Arc<Context>)
             }
             Err(error) => {
                 let note = format!("Error creating job: {}", api_message(&error));
-                record(&ctx, &*cron_job, &PlanEvent::warning("FailedCreate", note)).await;
+                record(&ctx, &*cron_job, &EventNote::warning("FailedCreate", note)).await;
                 return Err(error.into());
             }
         }

@@ -5,24 +5,19 @@
 //! readiness and liveness probes run. A container becomes ready after `successThreshold`
 //! successes in a row and unready after `failureThreshold` failures in a row; a liveness probe
 //! finds it unhealthy after `failureThreshold` failures in a row. An unhealthy container is
-//! killed and restarted as its restart policy says. Process pods share the machine's network,
-//! so an `httpGet` or `tcpSocket` probe goes to its `host` or else to loopback.
+//! killed and restarted as its restart policy says. Every failed attempt is reported with what
+//! went wrong, for the pod's `Unhealthy` events.
 //!
-//! An `exec` probe runs its command as `kubectl exec` runs one beside the container: with the
-//! container process's environment, in the pod's working directory. HTTPS and gRPC probes are
-//! not run: such a probe counts as passing, as a missing one does.
+//! What one attempt does is in [`action`].
 
-use std::path::{Path, PathBuf};
+mod action;
+
+use std::path::Path;
 use std::time::Duration;
 
-use http_body_util::Empty;
-use hyper::body::Bytes;
-use hyper_util::rt::TokioIo;
-use k8s_openapi::api::core::v1::{Container, HTTPGetAction, Probe};
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use tokio::net::TcpStream;
+use k8s_openapi::api::core::v1::{Container, Probe};
 
-use crate::node::runtime::process;
+use action::Action;
 
 /// The probes of one container that the node runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,8 +28,10 @@ pub struct Probes {
 }
 
 /// What the probes found out about a container.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Finding {
+    /// An attempt of a probe failed, saying why.
+    Failed { kind: Kind, message: String },
     /// The startup probe passed (followed by `Ready(true)` when there is no readiness probe).
     Started,
     /// The readiness probe changed its mind.
@@ -43,18 +40,32 @@ pub enum Finding {
     Unhealthy(Kind),
 }
 
-/// Which probe found a container unhealthy.
+/// Which probe found something.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// The startup probe.
     Startup,
+    /// The readiness probe.
+    Readiness,
     /// The liveness probe.
     Liveness,
+}
+
+impl Kind {
+    /// The probe's name in events: `Startup`, `Readiness` or `Liveness`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Startup => "Startup",
+            Kind::Readiness => "Readiness",
+            Kind::Liveness => "Liveness",
+        }
+    }
 }
 
 /// One probe the node can run.
 #[derive(Clone, Debug, PartialEq)]
 struct Prober {
+    kind: Kind,
     action: Action,
     initial_delay: Duration,
     period: Duration,
@@ -63,27 +74,22 @@ struct Prober {
     failure_threshold: u32,
 }
 
-/// What one attempt does.
-#[derive(Clone, Debug, PartialEq)]
-enum Action {
-    /// Runs a command with the environment of process `pid`; exit code 0 is success.
-    Exec { command: Vec<String>, pid: u32, dir: PathBuf },
-    /// Sends a GET; a status from 200 to 399 is success.
-    Http { host: String, port: u16, path: String, headers: Vec<(String, String)> },
-    /// Opens a connection; connecting is success.
-    Tcp { host: String, port: u16 },
-}
+/// Nobody listens to the findings any more: probing ends.
+struct Unheard;
 
 impl Probes {
     /// The probes of `container`, whose process is `pid`, in a pod working in `dir`; `None`
-    /// when it has none the node runs (a probe over HTTPS or gRPC, or naming a port the
-    /// container does not declare, is left out).
+    /// when it has none the node runs (a probe naming a port the container does not declare is
+    /// left out).
     pub fn of(container: &Container, pid: u32, dir: &Path) -> Option<Self> {
-        let prober = |probe: &Option<Probe>| Prober::of(container, probe.as_ref()?, pid, dir);
+        let prober = |kind, probe: &Option<Probe>| {
+            let probe = probe.as_ref()?;
+            Some(timing(kind, probe, Action::of(container, probe, pid, dir)?))
+        };
         let probes = Probes {
-            startup: prober(&container.startup_probe),
-            readiness: prober(&container.readiness_probe),
-            liveness: prober(&container.liveness_probe),
+            startup: prober(Kind::Startup, &container.startup_probe),
+            readiness: prober(Kind::Readiness, &container.readiness_probe),
+            liveness: prober(Kind::Liveness, &container.liveness_probe),
         };
         let none =
             probes.startup.is_none() && probes.readiness.is_none() && probes.liveness.is_none();
@@ -104,42 +110,55 @@ impl Probes {
     /// dropped): the startup probe first, then readiness and liveness side by side. Nothing is
     /// probed after a finding of [`Finding::Unhealthy`].
     pub async fn run<F: Future<Output = bool>>(self, report: impl Fn(Finding) -> F) {
+        let _ = self.probe(&Heard(&report)).await;
+    }
+
+    async fn probe<F: Future<Output = bool>>(
+        &self,
+        report: &Heard<'_, impl Fn(Finding) -> F>,
+    ) -> Result<(), Unheard> {
         if let Some(startup) = &self.startup {
-            let finding = match startup.until_started().await {
-                true => Finding::Started,
-                false => Finding::Unhealthy(Kind::Startup),
-            };
-            if !report(finding).await || finding != Finding::Started {
-                return;
+            if !startup.until_started(report).await? {
+                return report.tell(Finding::Unhealthy(Kind::Startup)).await;
             }
-            if self.readiness.is_none() && !report(Finding::Ready(true)).await {
-                return;
+            report.tell(Finding::Started).await?;
+            if self.readiness.is_none() {
+                report.tell(Finding::Ready(true)).await?;
             }
-        }
-        if self.readiness.is_none() && self.liveness.is_none() {
-            return;
         }
         let readiness = async {
             match &self.readiness {
-                Some(readiness) => readiness.readiness(&report).await,
+                Some(readiness) => readiness.readiness(report).await,
                 None => std::future::pending().await,
             }
         };
         let liveness = async {
             match &self.liveness {
                 Some(liveness) => {
-                    liveness.until_unhealthy().await;
-                    report(Finding::Unhealthy(Kind::Liveness)).await;
+                    liveness.until_unhealthy(report).await?;
+                    report.tell(Finding::Unhealthy(Kind::Liveness)).await
                 }
                 None => std::future::pending().await,
             }
         };
+        if self.readiness.is_none() && self.liveness.is_none() {
+            return Ok(());
+        }
         // Either ends the probing: an unhealthy container is killed, and a report refused
         // means nobody listens.
         tokio::select! {
-            () = readiness => {}
-            () = liveness => {}
+            result = readiness => result,
+            result = liveness => result,
         }
+    }
+}
+
+/// The report function, answering [`Unheard`] once it refuses a finding.
+struct Heard<'a, R>(&'a R);
+
+impl<R: Fn(Finding) -> F, F: Future<Output = bool>> Heard<'_, R> {
+    async fn tell(&self, finding: Finding) -> Result<(), Unheard> {
+        if (self.0)(finding).await { Ok(()) } else { Err(Unheard) }
     }
 }
 
@@ -152,36 +171,28 @@ struct Streak<'a> {
 }
 
 impl Streak<'_> {
-    /// Waits for the next attempt and counts its result.
-    async fn next(&mut self) {
+    /// Waits for the next attempt and counts its result, reporting a failure.
+    async fn next<F: Future<Output = bool>>(
+        &mut self,
+        report: &Heard<'_, impl Fn(Finding) -> F>,
+    ) -> Result<(), Unheard> {
         self.ticks.tick().await;
         let prober = self.prober;
-        let passed =
-            tokio::time::timeout(prober.timeout, attempt(&prober.action)).await.unwrap_or(false);
-        if passed {
-            (self.successes, self.failures) = (self.successes + 1, 0);
-        } else {
-            (self.successes, self.failures) = (0, self.failures + 1);
+        let result = tokio::time::timeout(prober.timeout, prober.action.attempt()).await;
+        match result.unwrap_or_else(|_| Err(format!("timed out after {:?}", prober.timeout))) {
+            Ok(()) => {
+                (self.successes, self.failures) = (self.successes + 1, 0);
+                Ok(())
+            }
+            Err(message) => {
+                (self.successes, self.failures) = (0, self.failures + 1);
+                report.tell(Finding::Failed { kind: prober.kind, message }).await
+            }
         }
     }
 }
 
 impl Prober {
-    /// `probe` of `container`, if the node can run it.
-    fn of(container: &Container, probe: &Probe, pid: u32, dir: &Path) -> Option<Self> {
-        let action = if let Some(exec) = &probe.exec {
-            Action::Exec { command: exec.command.clone()?, pid, dir: dir.to_owned() }
-        } else if let Some(get) = &probe.http_get {
-            http(container, get)?
-        } else if let Some(tcp) = &probe.tcp_socket {
-            let host = tcp.host.clone().filter(|h| !h.is_empty()).unwrap_or_else(loopback);
-            Action::Tcp { host, port: port(container, &tcp.port)? }
-        } else {
-            return None;
-        };
-        Some(timing(probe, action))
-    }
-
     /// Starts probing after the initial delay.
     async fn streak(&self) -> Streak<'_> {
         tokio::time::sleep(self.initial_delay).await;
@@ -193,54 +204,58 @@ impl Prober {
         }
     }
 
-    /// Reports each change of readiness until `report` answers `false`; unready at first.
-    async fn readiness<F: Future<Output = bool>>(&self, report: &impl Fn(Finding) -> F) {
+    /// Reports each change of readiness; unready at first.
+    async fn readiness<F: Future<Output = bool>>(
+        &self,
+        report: &Heard<'_, impl Fn(Finding) -> F>,
+    ) -> Result<(), Unheard> {
         let mut streak = self.streak().await;
         let mut ready = false;
         loop {
-            streak.next().await;
+            streak.next(report).await?;
             let now = match ready {
                 false => streak.successes >= self.success_threshold,
                 true => streak.failures < self.failure_threshold,
             };
             if now != ready {
                 ready = now;
-                if !report(Finding::Ready(ready)).await {
-                    return;
-                }
+                report.tell(Finding::Ready(ready)).await?;
             }
         }
     }
 
     /// Whether the container started (enough successes) before it failed too often.
-    async fn until_started(&self) -> bool {
+    async fn until_started<F: Future<Output = bool>>(
+        &self,
+        report: &Heard<'_, impl Fn(Finding) -> F>,
+    ) -> Result<bool, Unheard> {
         let mut streak = self.streak().await;
         loop {
-            streak.next().await;
+            streak.next(report).await?;
             if streak.successes >= self.success_threshold {
-                return true;
+                return Ok(true);
             }
             if streak.failures >= self.failure_threshold {
-                return false;
+                return Ok(false);
             }
         }
     }
 
     /// Returns once the probe has failed too often in a row.
-    async fn until_unhealthy(&self) {
+    async fn until_unhealthy<F: Future<Output = bool>>(
+        &self,
+        report: &Heard<'_, impl Fn(Finding) -> F>,
+    ) -> Result<(), Unheard> {
         let mut streak = self.streak().await;
         while streak.failures < self.failure_threshold {
-            streak.next().await;
+            streak.next(report).await?;
         }
+        Ok(())
     }
 }
 
-fn loopback() -> String {
-    "127.0.0.1".to_owned()
-}
-
 /// The probe's timing with upstream's defaults (10 s period, 1 s timeout, thresholds 1 and 3).
-fn timing(probe: &Probe, action: Action) -> Prober {
+fn timing(kind: Kind, probe: &Probe, action: Action) -> Prober {
     let seconds = |value: Option<i32>, default: u64| {
         Duration::from_secs(value.and_then(|v| u64::try_from(v).ok()).unwrap_or(default))
     };
@@ -248,6 +263,7 @@ fn timing(probe: &Probe, action: Action) -> Prober {
         value.and_then(|v| u32::try_from(v).ok()).filter(|v| *v > 0).unwrap_or(default)
     };
     Prober {
+        kind,
         action,
         initial_delay: seconds(probe.initial_delay_seconds, 0),
         period: seconds(probe.period_seconds, 10).max(Duration::from_secs(1)),
@@ -257,74 +273,12 @@ fn timing(probe: &Probe, action: Action) -> Prober {
     }
 }
 
-/// An `httpGet` probe, unless it asks for HTTPS.
-fn http(container: &Container, get: &HTTPGetAction) -> Option<Action> {
-    if get.scheme.as_deref().is_some_and(|s| s.eq_ignore_ascii_case("HTTPS")) {
-        return None;
-    }
-    let host = get.host.clone().filter(|h| !h.is_empty()).unwrap_or_else(loopback);
-    let path = get.path.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| "/".into());
-    let path = if path.starts_with('/') { path } else { format!("/{path}") };
-    let headers = get.http_headers.iter().flatten();
-    let headers = headers.map(|h| (h.name.clone(), h.value.clone())).collect();
-    Some(Action::Http { host, port: port(container, &get.port)?, path, headers })
-}
-
-/// A probe's port: a number, or the name of one of the container's ports.
-fn port(container: &Container, port: &IntOrString) -> Option<u16> {
-    match port {
-        IntOrString::Int(number) => u16::try_from(*number).ok(),
-        IntOrString::String(name) => {
-            let ports = container.ports.iter().flatten();
-            let found = ports.into_iter().find(|p| p.name.as_deref() == Some(name.as_str()))?;
-            u16::try_from(found.container_port).ok()
-        }
-    }
-}
-
-/// One attempt: whether it succeeded.
-async fn attempt(action: &Action) -> bool {
-    match action {
-        Action::Exec { command, pid, dir } => {
-            let Some((program, args)) = command.split_first() else { return false };
-            // Read at each attempt, as `kubectl exec` reads it: gone with the process.
-            let Some(env) = process::environment(*pid) else { return false };
-            let mut child = tokio::process::Command::new(program);
-            child.args(args).env_clear().envs(env).current_dir(dir);
-            child.stdin(std::process::Stdio::null());
-            child.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
-            // An attempt past its timeout is dropped, and its process with it.
-            child.kill_on_drop(true);
-            child.status().await.is_ok_and(|status| status.success())
-        }
-        Action::Tcp { host, port } => TcpStream::connect((host.as_str(), *port)).await.is_ok(),
-        Action::Http { host, port, path, headers } => {
-            get(host, *port, path, headers).await.is_some_and(|code| (200..400).contains(&code))
-        }
-    }
-}
-
-/// The status code of a GET of `path` from `host:port` over HTTP/1.1.
-async fn get(host: &str, port: u16, path: &str, headers: &[(String, String)]) -> Option<u16> {
-    let stream = TcpStream::connect((host, port)).await.ok()?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.ok()?;
-    tokio::spawn(connection);
-    let mut request = hyper::Request::get(path)
-        .header(hyper::header::HOST, format!("{host}:{port}"))
-        .header(hyper::header::USER_AGENT, "kube-probe/1.32");
-    for (name, value) in headers {
-        request = request.header(name, value);
-    }
-    let response = sender.send_request(request.body(Empty::<Bytes>::new()).ok()?).await.ok()?;
-    Some(response.status().as_u16())
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use k8s_openapi::api::core::v1::{ContainerPort, ExecAction, TCPSocketAction};
+    use k8s_openapi::api::core::v1::{ContainerPort, ExecAction, HTTPGetAction, TCPSocketAction};
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
@@ -349,7 +303,7 @@ mod tests {
     }
 
     /// Runs `probes` for `seconds`, returning what they reported.
-    async fn changes(probes: Probes, seconds: u64) -> Vec<Finding> {
+    async fn findings(probes: Probes, seconds: u64) -> Vec<Finding> {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let record = seen.clone();
         let run = probes.run(move |finding| {
@@ -358,6 +312,12 @@ mod tests {
         });
         let _ = tokio::time::timeout(Duration::from_secs(seconds), run).await;
         seen.lock().unwrap().clone()
+    }
+
+    /// What `probes` found out in `seconds`, failed attempts left out.
+    async fn changes(probes: Probes, seconds: u64) -> Vec<Finding> {
+        let found = findings(probes, seconds).await;
+        found.into_iter().filter(|f| !matches!(f, Finding::Failed { .. })).collect()
     }
 
     #[test]
@@ -373,6 +333,7 @@ mod tests {
         assert_eq!(
             readiness.action,
             Action::Http {
+                tls: false,
                 host: "127.0.0.1".into(),
                 port: 8080,
                 path: "/healthz".into(),
@@ -392,7 +353,8 @@ mod tests {
             ..HTTPGetAction::default()
         };
         let probe = Probe { http_get: Some(https), ..Probe::default() };
-        assert_eq!(Probes::of(&container(probe), 0, Path::new("/tmp")), None);
+        let readiness = Probes::of(&container(probe), 0, Path::new("/tmp")).unwrap();
+        assert!(matches!(readiness.readiness.unwrap().action, Action::Http { tls: true, .. }));
     }
 
     #[tokio::test]
@@ -461,6 +423,22 @@ mod tests {
         assert_eq!(changes(readiness.clone(), 1).await, [Ready(true)]);
         drop(listener);
         assert_eq!(changes(readiness, 1).await, []);
+    }
+
+    #[tokio::test]
+    async fn each_failed_attempt_is_reported_with_what_went_wrong() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let tcp = TCPSocketAction { port: IntOrString::Int(i32::from(port)), host: None };
+        let probe =
+            fast(Probe { tcp_socket: Some(tcp), failure_threshold: Some(5), ..Probe::default() });
+        let live = Container { liveness_probe: Some(probe), ..Container::default() };
+        let found = findings(Probes::of(&live, 0, Path::new("/tmp")).unwrap(), 2).await;
+        let refused = format!("dial tcp 127.0.0.1:{port}: Connection refused (os error 111)");
+        let failed = Finding::Failed { kind: Kind::Liveness, message: refused };
+        assert!(matches!(found.len(), 2 | 3), "one a second: {found:?}");
+        assert!(found.iter().all(|f| *f == failed), "not yet unhealthy: {found:?}");
     }
 
     #[tokio::test]
