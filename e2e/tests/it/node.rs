@@ -626,6 +626,32 @@ fn deleting_a_running_jobs_pod_terminates_its_process() {
     assert!(alive(pid));
     k.ok(&["delete", "pod", &pod, "--timeout=30s"]);
     eventually(10, "the process to end", || !alive(pid));
+
+    // So does deleting a pod whose init container runs.
+    let setup = "  initContainers:\n  - name: setup\n    image: busybox\n    command: [sleep, \"300\"]\n  containers:\n";
+    k.apply("initial.yaml", &process_pod("initial", "", "true").replace("  containers:\n", setup));
+    let id = "{.status.initContainerStatuses[0].containerID}";
+    let mut pid = None;
+    eventually(30, "the init container's process", || {
+        pid = k
+            .jsonpath("pod", "initial", id)
+            .strip_prefix("process://")
+            .and_then(|p| p.parse().ok());
+        pid.is_some()
+    });
+    let pid = pid.unwrap();
+    assert!(alive(pid));
+    k.ok(&["delete", "pod", "initial", "--timeout=30s"]);
+    eventually(10, "the init container's process to end", || !alive(pid));
+    let stopping = k.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.name=initial,reason=Killing",
+        "-o",
+        "jsonpath={.items[*].message}",
+    ]);
+    assert_eq!(stopping, "Stopping container setup");
 }
 
 #[test]

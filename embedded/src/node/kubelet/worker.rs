@@ -140,11 +140,17 @@ impl Worker {
         format!("{}_{}({})", self.name(), self.pod.namespace().unwrap_or_default(), self.uid())
     }
 
-    /// Records an event about the pod, or about one of its containers (`container`: its field
-    /// path, such as `spec.containers{web}`), as the kubelet of the pod's node.
-    async fn record(&self, container: Option<String>, note: EventNote) {
+    /// Records an event about container `name` of the spec's `list`, which events name as
+    /// `spec.containers{web}`.
+    async fn record(&self, list: &str, name: &str, note: EventNote) {
+        self.record_at(Some(format!("spec.{list}{{{name}}}")), note).await;
+    }
+
+    /// Records an event about the pod, or about a part of it (`field`, such as
+    /// `spec.containers{web}`), as the kubelet of the pod's node.
+    async fn record_at(&self, field: Option<String>, note: EventNote) {
         let mut object = self.pod.object_ref(&());
-        object.field_path = container;
+        object.field_path = field;
         let source = EventSource {
             component: Some("kubelet".to_owned()),
             host: node_name(&self.pod).map(str::to_owned),
@@ -157,7 +163,7 @@ impl Worker {
     /// Records that container `name`, of the spec's `list`, is being stopped.
     async fn record_stopping(&self, list: &str, name: &str) {
         let stopping = EventNote::normal("Killing", format!("Stopping container {name}"));
-        self.record(Some(field_path(list, name)), stopping).await;
+        self.record(list, name, stopping).await;
     }
 
     /// Waits for the next change of the pod or the node.
@@ -352,9 +358,9 @@ impl Worker {
     /// Records that container `name`, of the spec's `list`, was created and started.
     async fn record_started(&self, list: &str, name: &str) {
         let created = EventNote::normal("Created", format!("Created container: {name}"));
-        self.record(Some(field_path(list, name)), created).await;
+        self.record(list, name, created).await;
         let started = EventNote::normal("Started", format!("Started container {name}"));
-        self.record(Some(field_path(list, name)), started).await;
+        self.record(list, name, started).await;
     }
 
     /// Process pods while `--no-process-pods` is set: they fail at once, saying why.
@@ -487,7 +493,7 @@ impl Worker {
                                 match finding {
                                     Finding::Failed { kind, message } => {
                                         let note = format!("{} probe failed: {message}", kind.name());
-                                        self.record(Some(field_path(CONTAINERS, &name)), EventNote::warning("Unhealthy", note)).await;
+                                        self.record(CONTAINERS, &name, EventNote::warning("Unhealthy", note)).await;
                                     }
                                     Finding::Started => cell.started = Some(true),
                                     Finding::Ready(ready) => cell.ready = ready,
@@ -495,7 +501,7 @@ impl Worker {
                                         // Killed; its end restarts it as the policy says.
                                         cell.ready = false;
                                         let note = format!("Container {name} failed {} probe, will be restarted", kind.name().to_lowercase());
-                                        self.record(Some(field_path(CONTAINERS, &name)), EventNote::normal("Killing", note)).await;
+                                        self.record(CONTAINERS, &name, EventNote::normal("Killing", note)).await;
                                         if let Some(terminator) = running.get(&Slot::App(index)).cloned() {
                                             let grace = probe_grace_period(&self.pod, &spec.containers[index], kind);
                                             tokio::spawn(async move { terminator.terminate(grace).await });
@@ -507,8 +513,9 @@ impl Worker {
                         Event::Ended { slot, ended } => {
                             running.remove(&slot);
                             if ended.reason == process::CANNOT_RUN {
+                                let name = &slot.container(&spec, &debuggers).name;
                                 let note = format!("Error: {}", ended.message.as_deref().unwrap_or_default());
-                                self.record(Some(field_path(slot.list(), &slot.container(&spec, &debuggers).name)), EventNote::warning("Failed", note)).await;
+                                self.record(slot.list(), name, EventNote::warning("Failed", note)).await;
                             }
                             let cell = observed.slot_mut(slot);
                             *cell = status::terminated(&cell.name.clone(), None, &ended, cell);
@@ -572,7 +579,7 @@ impl Worker {
                 }
                 _ = sleep_until_some(deadline) => {
                     let note = "Pod was active on the node longer than the specified deadline";
-                    self.record(None, EventNote::normal("DeadlineExceeded", note)).await;
+                    self.record_at(None, EventNote::normal("DeadlineExceeded", note)).await;
                     self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
                     drain_ends(&mut inbox, &mut observed).await;
                     observed.phase = Some("Failed");
@@ -643,8 +650,7 @@ impl Worker {
             format!("back-off {}s restarting failed container={name} pod={pod}", wait.as_secs());
         *cell = status::waiting(&name, "CrashLoopBackOff", Some(message), &status::restarted(cell));
         let note = format!("Back-off restarting failed container {name} in pod {pod}");
-        self.record(Some(field_path(slot.list(), &name)), EventNote::warning("BackOff", note))
-            .await;
+        self.record(slot.list(), &name, EventNote::warning("BackOff", note)).await;
         wait
     }
 
@@ -679,7 +685,7 @@ impl Worker {
             Ok(spec) => spec,
             Err(Unrunnable::Config(message)) => {
                 let failed = EventNote::warning("Failed", format!("Error: {message}"));
-                self.record(Some(field_path(slot.list(), &container.name)), failed).await;
+                self.record(slot.list(), &container.name, failed).await;
                 let cell = observed.slot_mut(slot);
                 *cell = status::waiting(
                     &container.name,
@@ -861,11 +867,6 @@ enum Slot {
 const INIT_CONTAINERS: &str = "initContainers";
 const CONTAINERS: &str = "containers";
 const EPHEMERAL_CONTAINERS: &str = "ephemeralContainers";
-
-/// Where container `name` of the spec's `list` is, as events name it: `spec.containers{web}`.
-fn field_path(list: &str, name: &str) -> String {
-    format!("spec.{list}{{{name}}}")
-}
 
 impl Slot {
     /// The list of the pod's spec this slot's container is in.
