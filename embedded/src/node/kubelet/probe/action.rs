@@ -269,8 +269,9 @@ fn serving_name(status: i32) -> &'static str {
 }
 
 /// Calls `grpc.health.v1.Health/Check` on `host:port` over HTTP/2 without TLS; the status it
-/// answered. A hand-made unary call: the gRPC crates would bring a code generator and a second
-/// HTTP stack for one message each way.
+/// answered. Made by hand on hyper's HTTP/2 client and prost, which the node already uses:
+/// `tonic-health` would bring tonic's transport (tower layers, its own channel and server) into
+/// the build for one small message each way.
 async fn health_check(
     host: &str,
     port: u16,
