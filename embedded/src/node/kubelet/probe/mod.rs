@@ -126,6 +126,9 @@ impl Probes {
                 report.tell(Finding::Ready(true)).await?;
             }
         }
+        if self.readiness.is_none() && self.liveness.is_none() {
+            return Ok(());
+        }
         let readiness = async {
             match &self.readiness {
                 Some(readiness) => readiness.readiness(report).await,
@@ -141,9 +144,6 @@ impl Probes {
                 None => std::future::pending().await,
             }
         };
-        if self.readiness.is_none() && self.liveness.is_none() {
-            return Ok(());
-        }
         // Either ends the probing: an unhealthy container is killed, and a report refused
         // means nobody listens.
         tokio::select! {

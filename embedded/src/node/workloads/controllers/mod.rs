@@ -42,8 +42,7 @@ use super::{
     autoscaler, cronjob, daemonset, deployment, disruption, endpoints, history, job, pvc,
     replicaset, replication, statefulset,
 };
-use crate::node::events::EventLog;
-use crate::node::events::EventNote;
+use crate::node::events::{EventLog, EventNote};
 use crate::node::pods::is_controlled_by;
 use crate::selectors::LabelSelector;
 
