@@ -185,6 +185,25 @@ impl Keelson {
         String::from_utf8(output.stdout).unwrap()
     }
 
+    /// Runs kubectl until its stdout contains every one of `wanted`, for at most 10 s, and
+    /// returns that stdout: for events, which are written a moment after what they tell of.
+    pub fn ok_showing(&self, args: &[&str], wanted: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let out = self.ok(args);
+            let missing: Vec<_> = wanted.iter().filter(|w| !out.contains(*w)).collect();
+            if missing.is_empty() {
+                return out;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "kubectl {} never showed {missing:?}:\n{out}",
+                args.join(" ")
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// `kubectl get <kind> <name> -o jsonpath=<path>` in the default namespace.
     pub fn jsonpath(&self, kind: &str, name: &str, path: &str) -> String {
         self.ok(&["get", kind, name, "-o", &format!("jsonpath={path}")])

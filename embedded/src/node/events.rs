@@ -8,7 +8,6 @@
 //! and `kubectl describe` would never show pod b or any scaling step after the first.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
@@ -17,6 +16,10 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
+use tokio::sync::mpsc::{self, error::TrySendError};
+
+/// How many events may wait to be written; more are dropped (upstream's queue holds 1,000).
+const QUEUE: usize = 1000;
 
 /// How long a recorded event is remembered for counting repeats (upstream: 10 minutes).
 const REMEMBER: Duration = Duration::from_secs(600);
@@ -50,27 +53,35 @@ impl EventNote {
     }
 }
 
-/// Records events, counting repeats of the same one and dropping floods.
+/// Records events without waiting for them to be written: a queue in front of one writer task,
+/// which counts repeats of the same event and drops floods, as client-go's event broadcaster
+/// does. Recording never slows its caller down; when the API server falls too far behind,
+/// events are dropped rather than queued without bound.
 pub struct EventLog {
-    client: Client,
-    memory: Mutex<Memory>,
+    queue: mpsc::Sender<Queued>,
+}
+
+/// An event waiting to be written, with the time it was recorded.
+struct Queued {
+    key: Key,
+    event: Event,
+    at: Instant,
 }
 
 impl EventLog {
-    /// An event log writing through `client`.
-    pub fn new(client: Client) -> Self {
-        Self { client, memory: Mutex::new(Memory::default()) }
+    /// An event log writing through `client`, from a task of its own that ends once the log
+    /// is dropped and what it queued is written.
+    pub fn start(client: Client) -> Self {
+        let (queue, pending) = mpsc::channel(QUEUE);
+        tokio::spawn(write_all(client, pending));
+        Self { queue }
     }
 
     /// Records `event` on `object` as `source` (a component such as `replicaset-controller`,
     /// and the node for the kubelet): a new Event, or a count added to the same event recorded
     /// before; nothing when the source recorded too many events about the object lately.
-    pub async fn record(
-        &self,
-        source: &EventSource,
-        object: &ObjectReference,
-        event: &EventNote,
-    ) -> Result<(), kube::Error> {
+    /// Events of one log are written in the order they are recorded.
+    pub fn record(&self, source: &EventSource, object: &ObjectReference, event: &EventNote) {
         let key = Key {
             object: [&object.kind, &object.namespace, &object.name, &object.uid]
                 .map(|part| part.clone().unwrap_or_default()),
@@ -81,27 +92,49 @@ impl EventLog {
             reason: event.reason.clone(),
             note: event.note.clone(),
         };
-        let write = self.memory.lock().expect("event log lock").decide(&key, Instant::now());
-        let now = Time(Timestamp::now());
-        let events: Api<Event> =
-            Api::namespaced(self.client.clone(), object.namespace.as_deref().unwrap_or("default"));
-        match write {
-            Write::Nothing => return Ok(()),
-            Write::Count { name, count } => {
-                let counted = json!({ "count": count, "lastTimestamp": now });
-                match events.patch(&name, &PatchParams::default(), &Patch::Merge(counted)).await {
-                    Err(kube::Error::Api(e)) if e.code == 404 => {} // deleted meanwhile: record anew
-                    other => return other.map(drop),
-                }
-            }
-            Write::New => {}
+        let event = new_event(source, object, event, Time(Timestamp::now()));
+        match self.queue.try_send(Queued { key, event, at: Instant::now() }) {
+            Ok(()) | Err(TrySendError::Closed(_)) => {}
+            // The message is left out: it may quote what a container printed.
+            Err(TrySendError::Full(dropped)) => tracing::warn!(
+                reason = %dropped.key.reason,
+                kind = %dropped.key.object[0],
+                name = %dropped.key.object[2],
+                "too many events waiting to be written; dropped one"
+            ),
         }
-        let created =
-            events.create(&PostParams::default(), &new_event(source, object, event, now)).await?;
-        let name = created.name_any();
-        self.memory.lock().expect("event log lock").created(key, name, Instant::now());
-        Ok(())
     }
+}
+
+/// Writes queued events one after another, so that a repeat counts up the event it repeats.
+async fn write_all(client: Client, mut pending: mpsc::Receiver<Queued>) {
+    let mut memory = Memory::default();
+    while let Some(queued) = pending.recv().await {
+        if let Err(error) = write(&client, &mut memory, queued).await {
+            tracing::debug!(%error, "recording an event failed");
+        }
+    }
+}
+
+/// Writes one event: a new Event, a new count on the one it repeats, or nothing.
+async fn write(client: &Client, memory: &mut Memory, queued: Queued) -> Result<(), kube::Error> {
+    let Queued { key, event, at } = queued;
+    let namespace = event.metadata.namespace.as_deref().unwrap_or("default");
+    let events: Api<Event> = Api::namespaced(client.clone(), namespace);
+    match memory.decide(&key, at) {
+        Write::Nothing => return Ok(()),
+        Write::Count { name, count } => {
+            let counted = json!({ "count": count, "lastTimestamp": event.last_timestamp });
+            match events.patch(&name, &PatchParams::default(), &Patch::Merge(counted)).await {
+                Err(kube::Error::Api(e)) if e.code == 404 => {} // deleted meanwhile: record anew
+                other => return other.map(drop),
+            }
+        }
+        Write::New => {}
+    }
+    let created = events.create(&PostParams::default(), &event).await?;
+    memory.created(key, created.name_any(), at);
+    Ok(())
 }
 
 /// What makes two events the same one.
@@ -303,6 +336,82 @@ mod tests {
         assert_eq!(memory.decide(&key("b", "one"), now), Write::New, "another object");
         // Forgotten after 10 minutes: recorded anew.
         assert_eq!(memory.decide(&key("a", "one"), now + REMEMBER), Write::New);
+    }
+
+    /// A client of a new API server, which lives as long as the returned directory.
+    async fn api_server() -> (Client, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = crate::server::ServerConfig::new(dir.path());
+        config.bind = "127.0.0.1:0".parse().unwrap();
+        let server = crate::server::start(config).await.unwrap();
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
+        let options = kube::config::KubeConfigOptions::default();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.unwrap();
+        (Client::try_from(config).unwrap(), dir)
+    }
+
+    fn config_map(name: &str) -> ObjectReference {
+        ObjectReference {
+            kind: Some("ConfigMap".into()),
+            namespace: Some("default".into()),
+            name: Some(name.into()),
+            ..ObjectReference::default()
+        }
+    }
+
+    /// Lists the default namespace's events until one says `last`, for at most 10 s.
+    async fn events_until(client: &Client, last: &str) -> Vec<Event> {
+        let events: Api<Event> = Api::namespaced(client.clone(), "default");
+        let mut listed = Vec::new();
+        for _ in 0..200 {
+            listed = events.list(&Default::default()).await.unwrap().items;
+            if listed.iter().any(|e| e.message.as_deref() == Some(last)) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        listed
+    }
+
+    #[tokio::test]
+    async fn recorded_events_are_written_in_order_with_repeats_counted_and_floods_dropped() {
+        let (client, _dir) = api_server().await;
+        let log = EventLog::start(client.clone());
+        let object = config_map("settings");
+        let kubelet = source("kubelet");
+        let repeated = EventNote::warning("Unhealthy", "Readiness probe failed");
+        for _ in 0..3 {
+            log.record(&kubelet, &object, &repeated);
+        }
+        for n in 0..30 {
+            log.record(&kubelet, &object, &EventNote::normal("Step", format!("step {n}")));
+        }
+
+        // The repeat took 3 of the burst's 25, so steps 0 to 21 are written and the rest
+        // dropped; in order, so the repeat's count is final once step 21 is there.
+        let listed = events_until(&client, "step 21").await;
+        let messages = |e: &Event| (e.message.clone().unwrap_or_default(), e.count);
+        let mut written: Vec<_> = listed.iter().map(messages).collect();
+        written.sort();
+        let mut expected: Vec<_> = (0..22).map(|n| (format!("step {n}"), Some(1))).collect();
+        expected.push(("Readiness probe failed".into(), Some(3)));
+        expected.sort();
+        assert_eq!(written, expected);
+    }
+
+    #[tokio::test]
+    async fn recording_never_waits_and_drops_what_overflows_the_queue() {
+        let (client, _dir) = api_server().await;
+        let log = EventLog::start(client.clone());
+        // Recording does not yield, so the writer (on this test's one thread) takes nothing
+        // from the queue meanwhile: it holds the first 1,000 events and the rest are dropped.
+        for n in 0..QUEUE + 100 {
+            let note = EventNote::normal("Step", format!("step {n}"));
+            log.record(&source("kubelet"), &config_map(&format!("map-{n}")), &note);
+        }
+        let listed = events_until(&client, &format!("step {}", QUEUE - 1)).await;
+        assert_eq!(listed.len(), QUEUE);
+        assert!(listed.iter().all(|e| e.message.as_deref() != Some(&format!("step {QUEUE}"))));
     }
 
     #[test]

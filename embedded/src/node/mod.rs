@@ -92,7 +92,7 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
     ];
     tasks.extend(workloads::spawn(Arc::new(workloads::Context {
         client: client.clone(),
-        events: events::EventLog::new(client.clone()),
+        events: events::EventLog::start(client.clone()),
         job_backoff: options.job_backoff,
         autoscaler_histories: Default::default(),
         scale_targets: Default::default(),

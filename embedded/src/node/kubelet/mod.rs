@@ -80,7 +80,7 @@ impl Kubelet {
             stop_delay: options.stop_delay,
             supervisor: options.supervisor,
             api: options.api,
-            events: crate::node::events::EventLog::new(client.clone()),
+            events: crate::node::events::EventLog::start(client.clone()),
             shutdown: stop,
         });
         let workers: Arc<std::sync::Mutex<HashMap<String, Worker>>> = Arc::default();

@@ -142,28 +142,26 @@ impl Worker {
 
     /// Records an event about container `name` of the spec's `list`, which events name as
     /// `spec.containers{web}`.
-    async fn record(&self, list: &str, name: &str, note: EventNote) {
-        self.record_at(Some(format!("spec.{list}{{{name}}}")), note).await;
+    fn record(&self, list: &str, name: &str, note: EventNote) {
+        self.record_at(Some(format!("spec.{list}{{{name}}}")), note);
     }
 
     /// Records an event about the pod, or about a part of it (`field`, such as
     /// `spec.containers{web}`), as the kubelet of the pod's node.
-    async fn record_at(&self, field: Option<String>, note: EventNote) {
+    fn record_at(&self, field: Option<String>, note: EventNote) {
         let mut object = self.pod.object_ref(&());
         object.field_path = field;
         let source = EventSource {
             component: Some("kubelet".to_owned()),
             host: node_name(&self.pod).map(str::to_owned),
         };
-        if let Err(error) = self.shared.events.record(&source, &object, &note).await {
-            tracing::debug!(pod = %self.name(), %error, "recording an event failed");
-        }
+        self.shared.events.record(&source, &object, &note);
     }
 
     /// Records that container `name`, of the spec's `list`, is being stopped.
-    async fn record_stopping(&self, list: &str, name: &str) {
+    fn record_stopping(&self, list: &str, name: &str) {
         let stopping = EventNote::normal("Killing", format!("Stopping container {name}"));
-        self.record(list, name, stopping).await;
+        self.record(list, name, stopping);
     }
 
     /// Waits for the next change of the pod or the node.
@@ -245,7 +243,7 @@ impl Worker {
                         s.state.as_ref().is_some_and(|state| state.running.is_some())
                     });
                     for (list, status) in running {
-                        self.record_stopping(list, &status.name).await;
+                        self.record_stopping(list, &status.name);
                     }
                     return self.stop_simulated().await;
                 }
@@ -348,7 +346,7 @@ impl Worker {
         if starts {
             let init = spec.init_containers.iter().flatten().map(|c| (INIT_CONTAINERS, c));
             for (list, container) in init.chain(spec.containers.iter().map(|c| (CONTAINERS, c))) {
-                self.record_started(list, &container.name).await;
+                self.record_started(list, &container.name);
             }
         }
         self.report(&observed).await;
@@ -356,11 +354,11 @@ impl Worker {
     }
 
     /// Records that container `name`, of the spec's `list`, was created and started.
-    async fn record_started(&self, list: &str, name: &str) {
+    fn record_started(&self, list: &str, name: &str) {
         let created = EventNote::normal("Created", format!("Created container: {name}"));
-        self.record(list, name, created).await;
+        self.record(list, name, created);
         let started = EventNote::normal("Started", format!("Started container {name}"));
-        self.record(list, name, started).await;
+        self.record(list, name, started);
     }
 
     /// Process pods while `--no-process-pods` is set: they fail at once, saying why.
@@ -480,7 +478,7 @@ impl Worker {
                             }
                             if launched {
                                 let name = &slot.container(&spec, &debuggers).name;
-                                self.record_started(slot.list(), name).await;
+                                self.record_started(slot.list(), name);
                             }
                             if observed.phase != Some("Running") && matches!(slot, Slot::App(_)) {
                                 observed.phase = Some("Running");
@@ -493,7 +491,7 @@ impl Worker {
                                 match finding {
                                     Finding::Failed { kind, message } => {
                                         let note = format!("{} probe failed: {message}", kind.name());
-                                        self.record(CONTAINERS, &name, EventNote::warning("Unhealthy", note)).await;
+                                        self.record(CONTAINERS, &name, EventNote::warning("Unhealthy", note));
                                     }
                                     Finding::Started => cell.started = Some(true),
                                     Finding::Ready(ready) => cell.ready = ready,
@@ -501,7 +499,7 @@ impl Worker {
                                         // Killed; its end restarts it as the policy says.
                                         cell.ready = false;
                                         let note = format!("Container {name} failed {} probe, will be restarted", kind.name().to_lowercase());
-                                        self.record(CONTAINERS, &name, EventNote::normal("Killing", note)).await;
+                                        self.record(CONTAINERS, &name, EventNote::normal("Killing", note));
                                         if let Some(terminator) = running.get(&Slot::App(index)).cloned() {
                                             let grace = probe_grace_period(&self.pod, &spec.containers[index], kind);
                                             tokio::spawn(async move { terminator.terminate(grace).await });
@@ -515,7 +513,7 @@ impl Worker {
                             if ended.reason == process::CANNOT_RUN {
                                 let name = &slot.container(&spec, &debuggers).name;
                                 let note = format!("Error: {}", ended.message.as_deref().unwrap_or_default());
-                                self.record(slot.list(), name, EventNote::warning("Failed", note)).await;
+                                self.record(slot.list(), name, EventNote::warning("Failed", note));
                             }
                             let cell = observed.slot_mut(slot);
                             *cell = status::terminated(&cell.name.clone(), None, &ended, cell);
@@ -579,7 +577,7 @@ impl Worker {
                 }
                 _ = sleep_until_some(deadline) => {
                     let note = "Pod was active on the node longer than the specified deadline";
-                    self.record_at(None, EventNote::normal("DeadlineExceeded", note)).await;
+                    self.record_at(None, EventNote::normal("DeadlineExceeded", note));
                     self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
                     drain_ends(&mut inbox, &mut observed).await;
                     observed.phase = Some("Failed");
@@ -625,7 +623,7 @@ impl Worker {
         debuggers: &[Container],
     ) {
         for slot in running.keys() {
-            self.record_stopping(slot.list(), &slot.container(spec, debuggers).name).await;
+            self.record_stopping(slot.list(), &slot.container(spec, debuggers).name);
         }
         stop_all(running, grace).await;
     }
@@ -650,7 +648,7 @@ impl Worker {
             format!("back-off {}s restarting failed container={name} pod={pod}", wait.as_secs());
         *cell = status::waiting(&name, "CrashLoopBackOff", Some(message), &status::restarted(cell));
         let note = format!("Back-off restarting failed container {name} in pod {pod}");
-        self.record(slot.list(), &name, EventNote::warning("BackOff", note)).await;
+        self.record(slot.list(), &name, EventNote::warning("BackOff", note));
         wait
     }
 
@@ -685,7 +683,7 @@ impl Worker {
             Ok(spec) => spec,
             Err(Unrunnable::Config(message)) => {
                 let failed = EventNote::warning("Failed", format!("Error: {message}"));
-                self.record(slot.list(), &container.name, failed).await;
+                self.record(slot.list(), &container.name, failed);
                 let cell = observed.slot_mut(slot);
                 *cell = status::waiting(
                     &container.name,

@@ -80,7 +80,7 @@ pub(super) async fn reconcile_autoscaler(
                     history.rescaled(current, decision.replicas, now);
                 }
                 if let Some(event) = &decision.event {
-                    record(&ctx, &*hpa, event).await;
+                    record(&ctx, &*hpa, event);
                 }
             }
             Err(error) => {

@@ -251,18 +251,18 @@ where
             Err(error) => {
                 // As upstream, the refusal is shown on the owner (a missing ServiceAccount...).
                 let note = format!("Error creating: {}", api_message(&error));
-                record(ctx, owner, &EventNote::warning("FailedCreate", note)).await;
+                record(ctx, owner, &EventNote::warning("FailedCreate", note));
                 return Err(error.into());
             }
         };
         let note = format!("Created pod: {}", created.name_any());
-        record(ctx, owner, &EventNote::normal("SuccessfulCreate", note)).await;
+        record(ctx, owner, &EventNote::normal("SuccessfulCreate", note));
     }
     for name in delete {
         match pods.delete(name, &DeleteParams::default()).await {
             Ok(_) => {
                 let note = format!("Deleted pod: {name}");
-                record(ctx, owner, &EventNote::normal("SuccessfulDelete", note)).await;
+                record(ctx, owner, &EventNote::normal("SuccessfulDelete", note));
             }
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             Err(e) => return Err(e.into()),
@@ -327,7 +327,7 @@ fn api_message(error: &kube::Error) -> String {
     }
 }
 
-async fn record<K: Resource<DynamicType = ()>>(ctx: &Context, owner: &K, event: &EventNote) {
+fn record<K: Resource<DynamicType = ()>>(ctx: &Context, owner: &K, event: &EventNote) {
     // Named as upstream's controllers are: `replicaset-controller`, `deployment-controller`...
     let component = match K::kind(&()).to_ascii_lowercase().as_str() {
         "replicationcontroller" => "replication-controller".to_owned(),
@@ -335,9 +335,7 @@ async fn record<K: Resource<DynamicType = ()>>(ctx: &Context, owner: &K, event: 
         kind => format!("{kind}-controller"),
     };
     let source = EventSource { component: Some(component), host: None };
-    if let Err(error) = ctx.events.record(&source, &owner.object_ref(&()), event).await {
-        tracing::debug!(%error, "recording an event failed");
-    }
+    ctx.events.record(&source, &owner.object_ref(&()), event);
 }
 
 fn uid<K: Resource>(object: &K) -> String {

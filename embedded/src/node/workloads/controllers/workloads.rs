@@ -13,7 +13,7 @@ pub(super) async fn reconcile_replicaset(rs: Arc<ReplicaSet>, ctx: Arc<Context>)
     let plan = replicaset::plan_replicaset(&rs, &pods, jiff::Timestamp::now());
     apply_pods(&ctx, &*rs, plan.create, &plan.delete).await?;
     for event in &plan.events {
-        record(&ctx, &*rs, event).await;
+        record(&ctx, &*rs, event);
     }
     write_status(&ctx.client, &*rs, rs.status.as_ref(), &plan.status).await?;
     Ok(after(plan.requeue_after))
@@ -88,13 +88,13 @@ pub(super) async fn reconcile_statefulset(
         match claims_api.create(&PostParams::default(), claim).await {
             Ok(_) => {
                 if let Some(event) = event {
-                    record(&ctx, &*set, event).await;
+                    record(&ctx, &*set, event);
                 }
             }
             Err(kube::Error::Api(e)) if e.code == 409 => {}
             Err(error) => {
                 let what = format!("create Claim {}", claim.name_any());
-                record(&ctx, &*set, &failed("FailedCreate", what, &error)).await;
+                record(&ctx, &*set, &failed("FailedCreate", what, &error));
                 return Err(error.into());
             }
         }
@@ -107,12 +107,11 @@ pub(super) async fn reconcile_statefulset(
                 &ctx,
                 &*set,
                 &failed("FailedCreate", format!("create Pod {}", pod.name_any()), &error),
-            )
-            .await;
+            );
             return Err(error.into());
         }
         if let Some(event) = event {
-            record(&ctx, &*set, event).await;
+            record(&ctx, &*set, event);
         }
     }
     for (claim, owners) in &plan.claim_owners {
@@ -124,13 +123,12 @@ pub(super) async fn reconcile_statefulset(
         match pods_api.delete(pod, &DeleteParams::default()).await {
             Ok(_) => {
                 if let Some(event) = event {
-                    record(&ctx, &*set, event).await;
+                    record(&ctx, &*set, event);
                 }
             }
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             Err(error) => {
-                record(&ctx, &*set, &failed("FailedDelete", format!("delete Pod {pod}"), &error))
-                    .await;
+                record(&ctx, &*set, &failed("FailedDelete", format!("delete Pod {pod}"), &error));
                 return Err(error.into());
             }
         }
@@ -168,7 +166,7 @@ pub(super) async fn reconcile_deployment(d: Arc<Deployment>, ctx: Arc<Context>) 
             .await?;
     }
     for event in &plan.events {
-        record(&ctx, &*d, event).await;
+        record(&ctx, &*d, event);
     }
     write_status(&ctx.client, &*d, d.status.as_ref(), &plan.status).await?;
     Ok(after(plan.requeue_after))
@@ -184,7 +182,7 @@ pub(super) async fn reconcile_job(job: Arc<Job>, ctx: Arc<Context>) -> Result<Ac
     let plan = job::plan_job(&job, &pods, jiff::Timestamp::now(), ctx.job_backoff);
     apply_pods(&ctx, &*job, plan.create, &plan.delete).await?;
     for event in &plan.events {
-        record(&ctx, &*job, event).await;
+        record(&ctx, &*job, event);
     }
     write_status(&ctx.client, &*job, job.status.as_ref(), &plan.status).await?;
     if plan.delete_job {
@@ -221,14 +219,14 @@ pub(super) async fn reconcile_cronjob(cron_job: Arc<CronJob>, ctx: Arc<Context>)
             }
             Err(error) => {
                 let note = format!("Error creating job: {}", api_message(&error));
-                record(&ctx, &*cron_job, &EventNote::warning("FailedCreate", note)).await;
+                record(&ctx, &*cron_job, &EventNote::warning("FailedCreate", note));
                 return Err(error.into());
             }
         }
     }
     write_status(&ctx.client, &*cron_job, cron_job.status.as_ref(), &plan.status).await?;
     for event in &events {
-        record(&ctx, &*cron_job, event).await;
+        record(&ctx, &*cron_job, event);
     }
     Ok(after(plan.requeue_after))
 }
@@ -259,7 +257,7 @@ pub(super) async fn reconcile_daemonset(ds: Arc<DaemonSet>, ctx: Arc<Context>) -
     let plan = daemonset::plan_daemonset(&ds, &nodes, &pods, jiff::Timestamp::now());
     apply_pods(&ctx, &*ds, plan.create, &plan.delete).await?;
     for event in &plan.events {
-        record(&ctx, &*ds, event).await;
+        record(&ctx, &*ds, event);
     }
     write_status(&ctx.client, &*ds, ds.status.as_ref(), &plan.status).await?;
     Ok(after(plan.requeue_after))
