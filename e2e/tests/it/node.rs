@@ -842,6 +842,50 @@ fn a_gpu_pod_waits_for_a_gpu_node_and_gpus_are_never_over_committed() {
 }
 
 #[test]
+fn replicas_with_anti_affinity_take_a_node_each_and_spread_over_zones() {
+    let k = Keelson::up_with(&[
+        "--pod-ready-delay",
+        "200ms",
+        "--node",
+        "a,label:topology.kubernetes.io/zone=x",
+        "--node",
+        "b,label:topology.kubernetes.io/zone=y",
+    ]);
+    k.apply(
+        "apart.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: apart\nspec:\n  replicas: 3\n  selector:\n    matchLabels: {app: apart}\n  template:\n    metadata:\n      labels: {app: apart}\n    spec:\n      affinity:\n        podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n          - labelSelector:\n              matchLabels: {app: apart}\n            topologyKey: kubernetes.io/hostname\n      containers:\n      - name: web\n        image: nginx\n",
+    );
+    let nodes_of = |app: &str| {
+        let selector = format!("app={app}");
+        let nodes =
+            k.ok(&["get", "pods", "-l", &selector, "-o", "jsonpath={.items[*].spec.nodeName}"]);
+        let mut nodes: Vec<String> = nodes.split_whitespace().map(str::to_owned).collect();
+        nodes.sort();
+        nodes
+    };
+    eventually(30, "a replica on each node", || nodes_of("apart") == ["a", "b"]);
+    k.ok_showing(
+        &["get", "events", "--field-selector=reason=FailedScheduling"],
+        &["0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules."],
+    );
+    k.apply(
+        "node-c.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: c\n  labels: {kubernetes.io/hostname: c, topology.kubernetes.io/zone: x}\n",
+    );
+    eventually(30, "the third replica on the new node", || nodes_of("apart") == ["a", "b", "c"]);
+    k.ok(&["rollout", "status", "deployment/apart", "--timeout=30s"]);
+
+    // Zone x now has two nodes; spreading over zones still puts two pods in each.
+    k.apply(
+        "even.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: even\nspec:\n  replicas: 4\n  selector:\n    matchLabels: {app: even}\n  template:\n    metadata:\n      labels: {app: even}\n    spec:\n      topologySpreadConstraints:\n      - maxSkew: 1\n        topologyKey: topology.kubernetes.io/zone\n        whenUnsatisfiable: DoNotSchedule\n        labelSelector:\n          matchLabels: {app: even}\n      containers:\n      - name: web\n        image: nginx\n",
+    );
+    eventually(30, "four replicas placed", || nodes_of("even").len() == 4);
+    let in_y = nodes_of("even").iter().filter(|node| *node == "b").count();
+    assert_eq!(in_y, 2, "{:?}", nodes_of("even"));
+}
+
+#[test]
 fn a_process_gets_its_env_and_a_working_directory_and_a_missing_executable_fails_clearly() {
     let k = Keelson::up_with(&FAST);
     k.ok(&["create", "configmap", "settings", "--from-literal=colour=blue"]);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt, stream};
-use k8s_openapi::api::core::v1::{Node, Pod, PodCondition};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::events::{Event, EventType, Recorder};
@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::pod_status;
 use super::pods::{is_deleting, is_terminal, node_name};
-use super::scheduler;
+use super::scheduler::{self, NamespaceLabels};
 
 /// The scheduler name pods get by default; pods naming another scheduler are left alone.
 const DEFAULT_SCHEDULER: &str = "default-scheduler";
@@ -35,7 +35,15 @@ pub async fn run(client: Client, recorder: Recorder) {
         .default_backoff()
         .reflect(node_writer)
         .map(|_| ());
-    let mut events = stream::select(pod_events, node_events).boxed();
+    // Namespaces' labels, for pod-affinity terms' namespace selectors.
+    let (namespaces, namespace_writer) = reflector::store::<Namespace>();
+    let namespace_events =
+        watcher(Api::<Namespace>::all(client.clone()), watcher::Config::default())
+            .default_backoff()
+            .reflect(namespace_writer)
+            .map(|_| ());
+    let mut events =
+        stream::select(stream::select(pod_events, node_events), namespace_events).boxed();
     let mut scheduler = Scheduler { client, recorder, assumed: HashMap::new() };
     let mut retry: Option<tokio::time::Instant> = None;
     loop {
@@ -47,7 +55,7 @@ pub async fn run(client: Client, recorder: Recorder) {
         tokio::time::sleep(Duration::from_millis(10)).await;
         while let Some(Some(())) = events.next().now_or_never() {}
         let now = tokio::time::Instant::now();
-        retry = match scheduler.pass(&pods, &nodes).await {
+        retry = match scheduler.pass(&pods, &nodes, &namespaces).await {
             Outcome::Done => None,
             Outcome::BindFailed => Some(now + BIND_RETRY),
             Outcome::Unschedulable => Some(now + UNSCHEDULABLE_RETRY),
@@ -89,7 +97,12 @@ struct Scheduler {
 }
 
 impl Scheduler {
-    async fn pass(&mut self, pods: &Store<Pod>, nodes: &Store<Node>) -> Outcome {
+    async fn pass(
+        &mut self,
+        pods: &Store<Pod>,
+        nodes: &Store<Node>,
+        namespaces: &Store<Namespace>,
+    ) -> Outcome {
         let state = pods.state();
         let unbound: HashSet<&str> = state
             .iter()
@@ -106,7 +119,9 @@ impl Scheduler {
                 .cmp(&(&b.metadata.creation_timestamp, b.metadata.name.as_deref()))
         });
         let nodes: Vec<Node> = nodes.state().iter().map(|n| Node::clone(n)).collect();
-        let mut cluster = scheduler::Cluster::new(&nodes, &state);
+        let namespaces: NamespaceLabels =
+            namespaces.state().iter().map(|n| (n.name_any(), n.labels().clone())).collect();
+        let mut cluster = scheduler::Cluster::new(&nodes, &state, &namespaces);
         // Pods this scheduler bound count on their node even before the watch shows it.
         for pod in state.iter().filter(|p| !is_terminal(p)) {
             if let Some(node) = pod.metadata.uid.as_ref().and_then(|uid| self.assumed.get(uid)) {
