@@ -8,6 +8,7 @@
 //! and `kubectl describe` would never show pod b or any scaling step after the first.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
@@ -18,8 +19,12 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 use tokio::sync::mpsc::{self, error::TrySendError};
 
-/// How many events may wait to be written; more are dropped (upstream's queue holds 1,000).
+/// How many events may wait for one writer; more are dropped (upstream's queue holds 1,000).
 const QUEUE: usize = 1000;
+
+/// How many writers write a log's events, each those about its share of the objects: one
+/// writer at a time falls behind a busy API server.
+const WRITERS: usize = 8;
 
 /// How long a recorded event is remembered for counting repeats (upstream: 10 minutes).
 const REMEMBER: Duration = Duration::from_secs(600);
@@ -53,12 +58,15 @@ impl EventNote {
     }
 }
 
-/// Records events without waiting for them to be written: a queue in front of one writer task,
-/// which counts repeats of the same event and drops floods, as client-go's event broadcaster
+/// Records events without waiting for them to be written: queues in front of writer tasks,
+/// which count repeats of the same event and drop floods, as client-go's event broadcaster
 /// does. Recording never slows its caller down; when the API server falls too far behind,
 /// events are dropped rather than queued without bound.
 pub struct EventLog {
-    queue: mpsc::Sender<Queued>,
+    /// One queue per writer.
+    queues: Vec<mpsc::Sender<Queued>>,
+    /// Picks the writer of an object's events.
+    writer_of: RandomState,
 }
 
 /// An event waiting to be written, with the time it was recorded.
@@ -69,18 +77,23 @@ struct Queued {
 }
 
 impl EventLog {
-    /// An event log writing through `client`, from a task of its own that ends once the log
-    /// is dropped and what it queued is written.
+    /// An event log writing through `client`, from tasks of its own that end once the log is
+    /// dropped and what it queued is written.
     pub fn start(client: Client) -> Self {
-        let (queue, pending) = mpsc::channel(QUEUE);
-        tokio::spawn(write_all(client, pending));
-        Self { queue }
+        let queues = (0..WRITERS)
+            .map(|_| {
+                let (queue, pending) = mpsc::channel(QUEUE);
+                tokio::spawn(write_all(client.clone(), pending));
+                queue
+            })
+            .collect();
+        Self { queues, writer_of: RandomState::new() }
     }
 
     /// Records `event` on `object` as `source` (a component such as `replicaset-controller`,
     /// and the node for the kubelet): a new Event, or a count added to the same event recorded
     /// before; nothing when the source recorded too many events about the object lately.
-    /// Events of one log are written in the order they are recorded.
+    /// Events about one object are written in the order they are recorded.
     pub fn record(&self, source: &EventSource, object: &ObjectReference, event: &EventNote) {
         let key = Key {
             object: [&object.kind, &object.namespace, &object.name, &object.uid]
@@ -93,7 +106,9 @@ impl EventLog {
             note: event.note.clone(),
         };
         let event = new_event(source, object, event, Time(Timestamp::now()));
-        match self.queue.try_send(Queued { key, event, at: Instant::now() }) {
+        // Repeats and floods are counted per object, so one writer sees all of an object's.
+        let writer = self.writer_of.hash_one(&key.object) as usize % WRITERS;
+        match self.queues[writer].try_send(Queued { key, event, at: Instant::now() }) {
             Ok(()) | Err(TrySendError::Closed(_)) => {}
             // The message is left out: it may quote what a container printed.
             Err(TrySendError::Full(dropped)) => tracing::warn!(
@@ -106,7 +121,8 @@ impl EventLog {
     }
 }
 
-/// Writes queued events one after another, so that a repeat counts up the event it repeats.
+/// Writes one writer's queued events one after another, so that a repeat counts up the event
+/// it repeats.
 async fn write_all(client: Client, mut pending: mpsc::Receiver<Queued>) {
     let mut memory = Memory::default();
     while let Some(queued) = pending.recv().await {
@@ -403,11 +419,13 @@ mod tests {
     async fn recording_never_waits_and_drops_what_overflows_the_queue() {
         let (client, _dir) = api_server().await;
         let log = EventLog::start(client.clone());
-        // Recording does not yield, so the writer (on this test's one thread) takes nothing
-        // from the queue meanwhile: it holds the first 1,000 events and the rest are dropped.
+        // Recording does not yield, so the writers (on this test's one thread) take nothing
+        // from their queues meanwhile. One object's events go to one writer, whose queue holds
+        // the first 1,000 and drops the rest; each from a source of its own, so that none is
+        // a flood.
         for n in 0..QUEUE + 100 {
             let note = EventNote::normal("Step", format!("step {n}"));
-            log.record(&source("kubelet"), &config_map(&format!("map-{n}")), &note);
+            log.record(&source(&format!("controller-{n}")), &config_map("settings"), &note);
         }
         let listed = events_until(&client, &format!("step {}", QUEUE - 1)).await;
         assert_eq!(listed.len(), QUEUE);
