@@ -1,7 +1,7 @@
 //! Pod placement, as kube-scheduler's default plugins do it. Filters: node selector and
 //! required node affinity, taints and tolerations, cordoned and not-ready nodes, resource
-//! requests against what the node has left, topology spread constraints
-//! ([`spread`]) and inter-pod affinity and anti-affinity ([`affinity`]). Scores, weighted as
+//! requests against what the node has left, topology spread constraints (`spread.rs`) and
+//! inter-pod affinity and anti-affinity (`affinity.rs`). Scores (`score.rs`), weighted as
 //! upstream weighs them: least allocated, preferred node affinity, `PreferNoSchedule` taints,
 //! preferred inter-pod affinity and `ScheduleAnyway` spreading.
 
