@@ -91,47 +91,52 @@ impl<'t> Term<'t> {
     }
 }
 
-/// A pod's pod-affinity terms by kind.
-#[derive(Default)]
-struct Terms<'t> {
-    required: &'t [PodAffinityTerm],
-    preferred: &'t [WeightedPodAffinityTerm],
-    required_anti: &'t [PodAffinityTerm],
-    preferred_anti: &'t [WeightedPodAffinityTerm],
+/// A pod's pod-affinity terms, resolved once: a placed pod's when it is bound, since every
+/// later placement asks them.
+pub struct Terms<'a> {
+    required: Vec<Term<'a>>,
+    required_anti: Vec<Term<'a>>,
+    /// Preferred terms with their weights, negative for anti-affinity.
+    preferred: Vec<(Term<'a>, i64)>,
 }
 
-impl<'t> Terms<'t> {
-    fn of(pod: &'t Pod) -> Self {
-        let affinity = pod.spec.as_ref().and_then(|s| s.affinity.as_ref());
-        let near = affinity.and_then(|a| a.pod_affinity.as_ref());
-        let away = affinity.and_then(|a| a.pod_anti_affinity.as_ref());
-        Terms {
-            required: near
-                .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_deref())
-                .unwrap_or_default(),
-            preferred: near
-                .and_then(|a| a.preferred_during_scheduling_ignored_during_execution.as_deref())
-                .unwrap_or_default(),
-            required_anti: away
-                .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_deref())
-                .unwrap_or_default(),
-            preferred_anti: away
-                .and_then(|a| a.preferred_during_scheduling_ignored_during_execution.as_deref())
-                .unwrap_or_default(),
-        }
+impl<'a> Terms<'a> {
+    /// The terms of `pod`; `None` when it has none.
+    pub fn of(pod: &'a Pod, namespaces: &'a NamespaceLabels) -> Option<Self> {
+        let affinity = pod.spec.as_ref()?.affinity.as_ref()?;
+        let near = affinity.pod_affinity.as_ref();
+        let away = affinity.pod_anti_affinity.as_ref();
+        let resolve = |terms: Option<&'a Vec<PodAffinityTerm>>| -> Vec<Term<'a>> {
+            terms.into_iter().flatten().map(|term| Term::new(term, pod, namespaces)).collect()
+        };
+        let weigh = |terms: Option<&'a Vec<WeightedPodAffinityTerm>>, sign: i64| {
+            terms.into_iter().flatten().map(move |weighted| {
+                let term = Term::new(&weighted.pod_affinity_term, pod, namespaces);
+                (term, sign * i64::from(weighted.weight))
+            })
+        };
+        let terms = Terms {
+            required: resolve(
+                near.and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref()),
+            ),
+            required_anti: resolve(
+                away.and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref()),
+            ),
+            preferred: weigh(
+                near.and_then(|a| a.preferred_during_scheduling_ignored_during_execution.as_ref()),
+                1,
+            )
+            .chain(weigh(
+                away.and_then(|a| a.preferred_during_scheduling_ignored_during_execution.as_ref()),
+                -1,
+            ))
+            .collect(),
+        };
+        let none = terms.required.is_empty()
+            && terms.required_anti.is_empty()
+            && terms.preferred.is_empty();
+        (!none).then_some(terms)
     }
-
-    fn is_empty(&self) -> bool {
-        self.required.is_empty()
-            && self.preferred.is_empty()
-            && self.required_anti.is_empty()
-            && self.preferred_anti.is_empty()
-    }
-}
-
-/// Whether the pod has pod-affinity or anti-affinity terms.
-pub fn has_terms(pod: &Pod) -> bool {
-    !Terms::of(pod).is_empty()
 }
 
 /// A domain: a topology key and one of its values.
@@ -157,72 +162,55 @@ pub struct PodAffinity<'a> {
 }
 
 impl<'a> PodAffinity<'a> {
-    /// Works out the rules for `pod` among the placed pods (`with_terms`: those of them that
-    /// have pod-affinity terms), `None` when no rule applies to it.
+    /// Works out the rules for `pod` among the placed pods (`with_terms`: the index in
+    /// `placed` and the terms of those that have pod-affinity terms), `None` when no rule
+    /// applies to it.
     pub fn new(
         pod: &'a Pod,
         placed: &[Placed<'a>],
-        with_terms: &[usize],
+        with_terms: &[(usize, Terms<'a>)],
         namespaces: &'a NamespaceLabels,
     ) -> Option<Self> {
-        let own = Terms::of(pod);
-        if own.is_empty() && with_terms.is_empty() {
+        let own = Terms::of(pod, namespaces);
+        if own.is_none() && with_terms.is_empty() {
             return None;
         }
         let mut rules = PodAffinity {
             existing_anti: HashSet::new(),
-            required_keys: own.required.iter().map(|t| t.topology_key.as_str()).collect(),
+            required_keys: own.iter().flat_map(|o| &o.required).map(|t| t.topology_key).collect(),
             near: HashSet::new(),
             first_of_group: false,
             away: HashSet::new(),
             preference: HashMap::new(),
         };
         // Placed pods' terms about this pod.
-        for other in with_terms.iter().map(|&i| &placed[i]) {
-            let theirs = Terms::of(other.pod);
-            for term in theirs.required_anti {
-                if Term::new(term, other.pod, namespaces).matches(pod) {
-                    rules.existing_anti.extend(other.domain(&term.topology_key));
-                }
+        for (index, theirs) in with_terms {
+            let other = &placed[*index];
+            for term in theirs.required_anti.iter().filter(|t| t.matches(pod)) {
+                rules.existing_anti.extend(other.domain(term.topology_key));
             }
-            for term in theirs.required {
-                if Term::new(term, other.pod, namespaces).matches(pod) {
-                    rules.prefer(other.domain(&term.topology_key), HARD_AFFINITY_WEIGHT);
-                }
+            for term in theirs.required.iter().filter(|t| t.matches(pod)) {
+                rules.prefer(other.domain(term.topology_key), HARD_AFFINITY_WEIGHT);
             }
-            for (weighted, sign) in weighted(theirs.preferred, theirs.preferred_anti) {
-                let term = &weighted.pod_affinity_term;
-                if Term::new(term, other.pod, namespaces).matches(pod) {
-                    rules.prefer(
-                        other.domain(&term.topology_key),
-                        sign * i64::from(weighted.weight),
-                    );
-                }
+            for (term, weight) in theirs.preferred.iter().filter(|(t, _)| t.matches(pod)) {
+                rules.prefer(other.domain(term.topology_key), *weight);
             }
         }
         // This pod's terms about placed pods.
-        if !own.is_empty() {
-            let required: Vec<Term> =
-                own.required.iter().map(|t| Term::new(t, pod, namespaces)).collect();
-            let required_anti: Vec<Term> =
-                own.required_anti.iter().map(|t| Term::new(t, pod, namespaces)).collect();
-            let preferred: Vec<(Term, i64)> = weighted(own.preferred, own.preferred_anti)
-                .map(|(w, sign)| {
-                    (Term::new(&w.pod_affinity_term, pod, namespaces), sign * i64::from(w.weight))
-                })
-                .collect();
+        if let Some(own) = &own {
             for other in placed {
-                for term in required.iter().filter(|t| t.matches(other.pod)) {
+                for term in own.required.iter().filter(|t| t.matches(other.pod)) {
                     rules.near.extend(other.domain(term.topology_key));
                 }
-                for term in required_anti.iter().filter(|t| t.matches(other.pod)) {
+                for term in own.required_anti.iter().filter(|t| t.matches(other.pod)) {
                     rules.away.extend(other.domain(term.topology_key));
                 }
-                for (term, weight) in preferred.iter().filter(|(t, _)| t.matches(other.pod)) {
+                for (term, weight) in own.preferred.iter().filter(|(t, _)| t.matches(other.pod)) {
                     rules.prefer(other.domain(term.topology_key), *weight);
                 }
             }
-            rules.first_of_group = rules.near.is_empty() && required.iter().all(|t| t.matches(pod));
+            rules.first_of_group =
+                rules.near.is_empty() && own.required.iter().all(|t| t.matches(pod));
         }
         Some(rules)
     }
@@ -259,12 +247,4 @@ impl<'a> PodAffinity<'a> {
             .map(|(_, weight)| weight)
             .sum()
     }
-}
-
-/// Preferred affinity terms with sign 1 and anti-affinity terms with sign -1.
-fn weighted<'t>(
-    near: &'t [WeightedPodAffinityTerm],
-    away: &'t [WeightedPodAffinityTerm],
-) -> impl Iterator<Item = (&'t WeightedPodAffinityTerm, i64)> {
-    near.iter().map(|t| (t, 1)).chain(away.iter().map(|t| (t, -1)))
 }

@@ -291,8 +291,9 @@ pub struct Cluster<'a> {
     nodes: Vec<NodeLoad<'a>>,
     /// The unfinished pods bound to the nodes.
     placed: Vec<Placed<'a>>,
-    /// Which of `placed` have pod-affinity or anti-affinity terms.
-    with_terms: Vec<usize>,
+    /// The index in `placed` and the terms of the pods with pod-affinity or anti-affinity
+    /// terms.
+    with_terms: Vec<(usize, affinity::Terms<'a>)>,
     namespaces: &'a NamespaceLabels,
 }
 
@@ -414,8 +415,8 @@ impl<'a> Cluster<'a> {
         let default_spec = PodSpec::default();
         if let Some(load) = self.nodes.iter_mut().find(|load| load.name == node) {
             load.add(pod.spec.as_ref().unwrap_or(&default_spec));
-            if affinity::has_terms(pod) {
-                self.with_terms.push(self.placed.len());
+            if let Some(terms) = affinity::Terms::of(pod, self.namespaces) {
+                self.with_terms.push((self.placed.len(), terms));
             }
             self.placed.push(Placed { pod, node: load.node });
         }
