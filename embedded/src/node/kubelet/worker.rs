@@ -535,7 +535,7 @@ impl Worker {
                                     }
                                 }
                                 Slot::Init(_) if restart_policy != "Never" => {
-                                    let wait = self.back_off(&mut observed, slot, crash_loops.entry(slot).or_default()).await;
+                                    let wait = self.back_off(&mut observed, slot, crash_loops.entry(slot).or_default());
                                     restarts.push((Instant::now() + wait, slot));
                                 }
                                 Slot::Init(_) => observed.phase = Some("Failed"),
@@ -545,7 +545,7 @@ impl Worker {
                                 Slot::App(i) => {
                                     probing.stop(i);
                                     if again {
-                                        let wait = self.back_off(&mut observed, slot, crash_loops.entry(slot).or_default()).await;
+                                        let wait = self.back_off(&mut observed, slot, crash_loops.entry(slot).or_default());
                                         restarts.push((Instant::now() + wait, slot));
                                     } else if let Some(phase) = status::final_phase(&restart_policy, &observed.containers) {
                                         observed.phase = Some(phase);
@@ -630,7 +630,7 @@ impl Worker {
 
     /// Puts an ended container into its crash-loop back-off, recording a wait; how long it
     /// waits before it restarts.
-    async fn back_off(
+    fn back_off(
         &self,
         observed: &mut Observed,
         slot: Slot,
