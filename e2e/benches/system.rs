@@ -6,7 +6,8 @@
 //! - writes: creates per second through HTTP with 16 concurrent clients, against raw SQLite
 //!   inserts of the same bytes (one transaction each, WAL, `synchronous=NORMAL`, as the store);
 //!   the clients are `kube::Client`s in this process, then 16 connections of `wrk` (Debian
-//!   package `wrk`), a separate and lighter load generator;
+//!   package `wrk`), a separate and lighter load generator; each beside the floor under every
+//!   create, as many SelfSubjectReviews (authenticated, routed, parsed and answered, not stored);
 //! - watch latency: from sending an update to receiving its watch event, p50 and p99;
 //! - the local node: 200 trivial Jobs (`sh -c true`) created at once until all are complete,
 //!   against spawning the same 200 processes directly;
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Node, Service};
 use keelson_api_crds::serving::ModelDeployment;
@@ -160,7 +162,7 @@ async fn api() -> f64 {
     // Creates through HTTP, 16 clients: the whole control plane (the Agent controller writes
     // each new Agent's status), then the API server alone.
     let api: Api<Agent> = Api::namespaced(client.clone(), "default");
-    let http_rate = creates(&up, &api, "creates, 16 HTTP clients, keelson up").await;
+    let (http_rate, _) = creates(&up, &api, "creates, 16 HTTP clients, keelson up").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let loaded = rss_mib(up.child.id());
     println!(
@@ -170,8 +172,9 @@ async fn api() -> f64 {
     {
         let alone = spawn_up_in(tempfile::tempdir().unwrap(), &["--no-controllers"], &[]);
         let (_, client) = until_ready(&alone).await;
-        let api: Api<Agent> = Api::namespaced(client, "default");
-        creates(&alone, &api, "  the API server alone").await;
+        let api: Api<Agent> = Api::namespaced(client.clone(), "default");
+        let (_, sqlite_rate) = creates(&alone, &api, "  the API server alone").await;
+        reviews(&alone, &client, sqlite_rate).await;
     }
     wrk_creates().await;
 
@@ -202,23 +205,50 @@ async fn api() -> f64 {
     http_rate
 }
 
-/// Creates `RESOURCES` Agents from `CLIENTS` concurrent clients and prints the rate against raw
-/// SQLite inserts of the stored bytes, with the CPU each side spent; returns the rate.
-async fn creates(up: &Up, api: &Api<Agent>, label: &str) -> f64 {
+/// What a phase of `RESOURCES` requests from `CLIENTS` concurrent clients took.
+struct Load {
+    /// Requests per second.
+    rate: f64,
+    elapsed: Duration,
+    /// CPU the server spent per request.
+    server_cpu: Duration,
+    /// CPU this process (the clients) spent per request.
+    clients_cpu: Duration,
+}
+
+impl Load {
+    fn print_cpu(&self, what: &str) {
+        println!(
+            "  CPU per {what}: server {:.0} µs, clients {:.0} µs, over {:.2} s of wall time on {} cores",
+            self.server_cpu.as_secs_f64() * 1e6,
+            self.clients_cpu.as_secs_f64() * 1e6,
+            self.elapsed.as_secs_f64(),
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        );
+    }
+}
+
+/// Sends `RESOURCES` requests to `up` from `CLIENTS` concurrent tasks, request `i` being
+/// `send(i)`, and measures the rate and the CPU each side spent.
+async fn drive<F, R>(up: &Up, send: F) -> Load
+where
+    F: Fn(usize) -> R + Clone + Send + 'static,
+    R: Future<Output = ()> + Send,
+{
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let server_pid = up.child.id().to_string();
     let (server_cpu, own_cpu) = (cpu_time(&server_pid), cpu_time("self"));
     let started = Instant::now();
     let workers: Vec<_> = (0..CLIENTS)
         .map(|_| {
-            let (api, next) = (api.clone(), next.clone());
+            let (send, next) = (send.clone(), next.clone());
             tokio::spawn(async move {
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if i >= RESOURCES {
                         return;
                     }
-                    api.create(&PostParams::default(), &agent(i)).await.unwrap();
+                    send(i).await;
                 }
             })
         })
@@ -227,22 +257,54 @@ async fn creates(up: &Up, api: &Api<Agent>, label: &str) -> f64 {
         worker.await.unwrap();
     }
     let elapsed = started.elapsed();
-    let http_rate = RESOURCES as f64 / elapsed.as_secs_f64();
-    let per_create = |cpu: Duration| cpu.as_secs_f64() * 1e6 / RESOURCES as f64;
-    let (server_cpu, own_cpu) = (cpu_time(&server_pid) - server_cpu, cpu_time("self") - own_cpu);
+    let per_request = |cpu: Duration| cpu / RESOURCES as u32;
+    Load {
+        rate: RESOURCES as f64 / elapsed.as_secs_f64(),
+        elapsed,
+        server_cpu: per_request(cpu_time(&server_pid) - server_cpu),
+        clients_cpu: per_request(cpu_time("self") - own_cpu),
+    }
+}
+
+/// Creates `RESOURCES` Agents from `CLIENTS` concurrent clients and prints the rate against raw
+/// SQLite inserts of the stored bytes, with the CPU each side spent; returns both rates.
+async fn creates(up: &Up, api: &Api<Agent>, label: &str) -> (f64, f64) {
+    let agents = api.clone();
+    let load = drive(up, move |i| {
+        let api = agents.clone();
+        async move {
+            api.create(&PostParams::default(), &agent(i)).await.unwrap();
+        }
+    })
+    .await;
     let sqlite_rate = stored_inserts_per_second(up, api).await;
     println!(
-        "{label:<40}{http_rate:>8.0} /s   (raw SQLite inserts of the same bytes: {sqlite_rate:.0} /s, ratio {:.2})",
-        http_rate / sqlite_rate
+        "{label:<40}{:>8.0} /s   (raw SQLite inserts of the same bytes: {sqlite_rate:.0} /s, ratio {:.2})",
+        load.rate,
+        load.rate / sqlite_rate
     );
+    load.print_cpu("create");
+    (load.rate, sqlite_rate)
+}
+
+/// The floor under every create: as many SelfSubjectReviews (`kubectl auth whoami`) from the
+/// same clients, each authenticated, routed, parsed and answered like a create but neither
+/// admitted nor stored; prints their rate against the create phase's SQLite baseline.
+async fn reviews(up: &Up, client: &kube::Client, sqlite_rate: f64) {
+    let api: Api<SelfSubjectReview> = Api::all(client.clone());
+    let load = drive(up, move |_| {
+        let api = api.clone();
+        async move {
+            api.create(&PostParams::default(), &SelfSubjectReview::default()).await.unwrap();
+        }
+    })
+    .await;
     println!(
-        "  CPU per create: server {:.0} µs, clients {:.0} µs, over {:.2} s of wall time on {} cores",
-        per_create(server_cpu),
-        per_create(own_cpu),
-        elapsed.as_secs_f64(),
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        "  its floor: SelfSubjectReviews        {:>8.0} /s   (against the same SQLite inserts: ratio {:.2})",
+        load.rate,
+        load.rate / sqlite_rate
     );
-    http_rate
+    load.print_cpu("review");
 }
 
 /// Raw SQLite inserts per second of the Agents `api` lists, serialized as stored.
@@ -275,8 +337,16 @@ request = function()
 end
 "#;
 
+/// wrk's Lua script asking who it is, a SelfSubjectReview (`kubectl auth whoami`).
+const WHOAMI_LUA: &str = r#"
+wrk.method = "POST"
+wrk.body = '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}'
+wrk.headers["Content-Type"] = "application/json"
+"#;
+
 /// Creates into the API server alone from wrk, a separate and lighter load generator than 16
 /// `kube::Client`s, for 5 s; prints the rate against raw SQLite inserts and each side's CPU.
+/// Then the same for SelfSubjectReviews, the floor under every create.
 async fn wrk_creates() {
     let up = spawn_up_in(tempfile::tempdir().unwrap(), &["--no-controllers"], &[]);
     let (_, client) = until_ready(&up).await;
@@ -284,15 +354,20 @@ async fn wrk_creates() {
     let field = |name: &str| {
         kubeconfig.lines().find_map(|l| l.trim().strip_prefix(name)).unwrap().trim().to_owned()
     };
-    let url = format!(
-        "{}/apis/workflows.keelson.dev/v1alpha1/namespaces/default/agents",
-        field("server:")
-    );
+    let server = field("server:");
     let server_pid = up.child.id().to_string();
-    let (server_cpu, wrk_cpu) = (cpu_time(&server_pid), children_cpu_time());
-    let run = wrk(CLIENTS, &url, &field("token:"), 5, Some(CREATE_AGENTS_LUA));
-    let per_create = |cpu: Duration| cpu.as_secs_f64() * 1e6 / run.requests as f64;
-    let (server_cpu, wrk_cpu) = (cpu_time(&server_pid) - server_cpu, children_cpu_time() - wrk_cpu);
+    let run_wrk = |path: &str, script: &str| {
+        let (server_cpu, wrk_cpu) = (cpu_time(&server_pid), children_cpu_time());
+        let run = wrk(CLIENTS, &format!("{server}{path}"), &field("token:"), 5, Some(script));
+        let per_request = |cpu: Duration| cpu.as_secs_f64() * 1e6 / run.requests as f64;
+        let cpu = (
+            per_request(cpu_time(&server_pid) - server_cpu),
+            per_request(children_cpu_time() - wrk_cpu),
+        );
+        (run, cpu)
+    };
+    let agents = "/apis/workflows.keelson.dev/v1alpha1/namespaces/default/agents";
+    let (run, (server_cpu, wrk_cpu)) = run_wrk(agents, CREATE_AGENTS_LUA);
     let api: Api<Agent> = Api::namespaced(client, "default");
     let sqlite_rate = stored_inserts_per_second(&up, &api).await;
     println!(
@@ -301,9 +376,18 @@ async fn wrk_creates() {
         run.per_second / sqlite_rate
     );
     println!(
-        "  CPU per create: server {:.0} µs, wrk {:.0} µs ({} creates)",
-        per_create(server_cpu),
-        per_create(wrk_cpu),
+        "  CPU per create: server {server_cpu:.0} µs, wrk {wrk_cpu:.0} µs ({} creates)",
+        run.requests
+    );
+    let reviews = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+    let (run, (server_cpu, wrk_cpu)) = run_wrk(reviews, WHOAMI_LUA);
+    println!(
+        "  its floor: SelfSubjectReviews, wrk   {:>8.0} /s   (against the same SQLite inserts: ratio {:.2})",
+        run.per_second,
+        run.per_second / sqlite_rate
+    );
+    println!(
+        "  CPU per review: server {server_cpu:.0} µs, wrk {wrk_cpu:.0} µs ({} reviews)",
         run.requests
     );
 }
