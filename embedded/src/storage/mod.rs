@@ -9,6 +9,7 @@
 
 mod contents;
 mod db;
+mod live;
 mod watch;
 mod writer;
 
@@ -18,6 +19,7 @@ mod tests;
 pub use watch::Watch;
 
 use contents::Contents;
+use live::Live;
 
 use std::collections::VecDeque;
 use std::ops::Bound;
@@ -28,9 +30,9 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use serde_json::Value;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
-/// Capacity of the live event channel; a watcher further behind re-reads the history.
+/// Capacity of each live event channel; a watcher further behind re-reads the history.
 pub(crate) const LIVE_CAPACITY: usize = 1024;
 
 /// Configuration of a [`Store`].
@@ -217,8 +219,8 @@ pub(crate) struct History {
     /// Compaction point: events at or below it may be gone. A watch can start after it.
     pub(crate) compacted: u64,
     pub(crate) events: VecDeque<HistoryEvent>,
-    /// Live channel; `None` once the writer has stopped.
-    pub(crate) live: Option<broadcast::Sender<Arc<Event>>>,
+    /// Live channels; `None` once the writer has stopped.
+    pub(crate) live: Option<Live>,
 }
 
 /// Counters for tests and diagnostics.

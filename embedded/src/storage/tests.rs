@@ -328,6 +328,26 @@ async fn watch_filters_by_prefix() {
     assert_eq!(watch.revision(), 7);
 }
 
+#[tokio::test]
+async fn a_watch_of_one_collection_follows_it_through_any_number_of_writes_to_others() {
+    let dir = TempDir::new().unwrap();
+    let store = open(&dir).await;
+    let mut pods = store.watch("/core/pods/", 0).unwrap();
+    create(&store, "/core/pods/a/web", 0).await;
+    assert_eq!(next(&mut pods).await.revision, 1);
+    // More writes to another collection than a live channel holds.
+    let others = 2 * LIVE_CAPACITY as u64;
+    for i in 0..others {
+        create(&store, &format!("/core/configmaps/a/{i}"), i).await;
+    }
+    assert!(tokio::time::timeout(Duration::from_millis(50), pods.next()).await.is_err());
+    assert_eq!(pods.revision(), others + 1, "its cursor is past the others' writes");
+    create(&store, "/core/pods/a/db", 0).await;
+    let event = next(&mut pods).await;
+    assert_eq!((event.key.as_str(), event.revision), ("/core/pods/a/db", others + 2));
+    assert_eq!(pods.revision(), others + 2);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_started_mid_way_sees_a_contiguous_sequence() {
     let dir = TempDir::new().unwrap();

@@ -1,10 +1,10 @@
 //! Watches: replay the history above a revision, then follow the live channel.
 //!
-//! A watch subscribes to the live channel before it reads any history (under the history lock the
-//! writer publishes with), and tracks a cursor: every revision up to it has been examined. Events
-//! at or below the cursor are dropped, so replay and live never leave a gap or deliver twice.
-//! A watch that falls behind the live channel re-reads the history from its cursor; if that
-//! history is compacted it ends with [`StoreError::Compacted`].
+//! A watch subscribes to the live channel of its prefix's collection before it reads any history
+//! (under the history lock the writer publishes with), and tracks a cursor: every revision up to
+//! it has been examined. Events at or below the cursor are dropped, so replay and live never
+//! leave a gap or deliver twice. A watch that falls behind the live channel re-reads the history
+//! from its cursor; if that history is compacted it ends with [`StoreError::Compacted`].
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -36,7 +36,7 @@ impl Watch {
         after_revision: u64,
     ) -> Result<Watch, StoreError> {
         let history = shared.history();
-        let live = history.live.as_ref().ok_or(StoreError::Closed)?.subscribe();
+        let live = history.live.as_ref().ok_or(StoreError::Closed)?.subscribe(prefix);
         if after_revision < history.compacted {
             return Err(StoreError::Compacted {
                 requested: after_revision,
@@ -81,15 +81,6 @@ impl Watch {
             }
             match self.live.recv().await {
                 Ok(event) if event.revision <= self.cursor => {}
-                Ok(event) if event.revision != self.cursor + 1 => {
-                    // Cannot happen with the lock discipline; the history has what is missing.
-                    tracing::warn!(
-                        cursor = self.cursor,
-                        got = event.revision,
-                        "watch gap; replaying"
-                    );
-                    self.replaying = true;
-                }
                 Ok(event) => {
                     self.cursor = event.revision;
                     if event.key.starts_with(&self.prefix) {
@@ -121,7 +112,18 @@ impl Watch {
 
     /// Every event for this prefix up to this revision has been returned (for bookmarks).
     pub fn revision(&self) -> u64 {
-        self.buffer.front().map_or(self.cursor, |event| event.revision - 1)
+        if let Some(event) = self.buffer.front() {
+            return event.revision - 1;
+        }
+        // The writer publishes under the history lock: while it is held, the channel has every
+        // event of this collection that the history has and this watch has not taken. If it has
+        // none, every revision published is returned or concerns another collection.
+        let history = self.shared.history();
+        let published = history.compacted + history.events.len() as u64;
+        match self.replaying || !self.live.is_empty() {
+            true => self.cursor,
+            false => self.cursor.max(published),
+        }
     }
 
     /// Copies matching history events above the cursor into the buffer, one chunk at a time.

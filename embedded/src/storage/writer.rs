@@ -8,12 +8,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use arc_swap::ArcSwap;
 use rusqlite::Connection;
 use serde_json::Value;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use super::db::{self, Row};
 use super::{
-    Contents, Entry, Event, EventType, History, HistoryEvent, LIVE_CAPACITY, Metrics, Request,
-    Shared, State, StoreConfig, StoreError, WriteOp, Written,
+    Contents, Entry, Event, EventType, History, HistoryEvent, Live, Metrics, Request, Shared,
+    State, StoreConfig, StoreError, WriteOp, Written,
 };
 
 /// Consider compacting after this many committed batches...
@@ -58,14 +58,13 @@ pub(crate) fn run(
         history = loaded.history.len(),
         "store opened"
     );
-    let (live, _) = broadcast::channel(LIVE_CAPACITY);
     let state = Arc::new(State { revision: loaded.revision, contents: loaded.contents });
     let shared = Arc::new(Shared {
         state: ArcSwap::new(state.clone()),
         history: std::sync::RwLock::new(History {
             compacted: loaded.compacted,
             events: loaded.history,
-            live: Some(live),
+            live: Some(Live::new()),
         }),
         metrics: Metrics::default(),
         write_gate: std::sync::Mutex::new(()),
@@ -215,10 +214,9 @@ impl Writer {
                     history.compacted + history.events.len() as u64 + 1
                 );
                 history.events.push_back(HistoryEvent { event: write.event.clone(), at_ms });
-                if let Some(live) = &history.live {
-                    // No receiver is not an error.
-                    let _ = live.send(write.event.clone());
-                }
+            }
+            if let Some(live) = &history.live {
+                live.send(applied.iter().map(|(write, _)| &write.event));
             }
         }
         for (Applied { row, event }, reply) in applied {
