@@ -44,8 +44,10 @@ impl Live {
     /// Sends each event to the watches it may concern. Having no receiver is not an error.
     pub(crate) fn send<'a>(&self, events: impl IntoIterator<Item = &'a Arc<Event>>) {
         let collections = self.collections.lock().unwrap_or_else(PoisonError::into_inner);
+        // Counting receivers takes the channel's lock: once for the batch, not once per event.
+        let to_all = self.all.receiver_count() > 0;
         for event in events {
-            if self.all.receiver_count() > 0 {
+            if to_all {
                 let _ = self.all.send(event.clone());
             }
             if let Some(sender) = collection(&event.key).and_then(|c| collections.get(c)) {

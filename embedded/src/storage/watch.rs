@@ -1,9 +1,10 @@
 //! Watches: replay the history above a revision, then follow the live channel.
 //!
 //! A watch subscribes to the live channel of its prefix's collection before it reads any history
-//! (under the history lock the writer publishes with), and tracks a cursor: every revision up to
-//! it has been examined. Events at or below the cursor are dropped, so replay and live never
-//! leave a gap or deliver twice. A watch that falls behind the live channel re-reads the history
+//! (under the history lock the writer publishes with), and tracks a cursor: every event of its
+//! prefix up to it has been taken (the revisions in between, read from the history or skipped by
+//! the channel, concern other keys). Events at or below the cursor are dropped, so replay and
+//! live never leave a gap or deliver twice. A watch that falls behind the live channel re-reads the history
 //! from its cursor; if that history is compacted it ends with [`StoreError::Compacted`].
 
 use std::collections::VecDeque;
@@ -21,7 +22,7 @@ const REPLAY_CHUNK: usize = 512;
 pub struct Watch {
     shared: Arc<Shared>,
     prefix: String,
-    /// Every revision up to here has been examined.
+    /// Every event of the prefix up to here has been taken.
     cursor: u64,
     buffer: VecDeque<Arc<Event>>,
     live: broadcast::Receiver<Arc<Event>>,
