@@ -321,21 +321,7 @@ async fn stored_inserts_per_second(up: &Up, api: &Api<Agent>) -> f64 {
 }
 
 /// wrk's Lua script creating the benchmark's Agents, with names unique per wrk thread.
-const CREATE_AGENTS_LUA: &str = r#"
-local threads, counter = 0, 0
-function setup(thread)
-  thread:set("id", threads)
-  threads = threads + 1
-end
-request = function()
-  counter = counter + 1
-  local body = '{"apiVersion":"workflows.keelson.dev/v1alpha1","kind":"Agent","metadata":{"name":"agent-'
-    .. id .. '-' .. counter .. '"},"spec":{"image":"busybox:1.36","command":["sh","-c"],"args":["echo step '
-    .. counter .. '"],"capabilities":["bench"],"version":"1.0.0"}}'
-  local headers = { ["Content-Type"] = "application/json", ["Authorization"] = wrk.headers["Authorization"] }
-  return wrk.format("POST", nil, headers, body)
-end
-"#;
+const CREATE_AGENTS_LUA: &str = include_str!("../../bench/create-agents.lua");
 
 /// wrk's Lua script asking who it is, a SelfSubjectReview (`kubectl auth whoami`).
 const WHOAMI_LUA: &str = r#"

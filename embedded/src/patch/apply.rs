@@ -516,11 +516,18 @@ pub fn track_update(
         }
     };
 
-    let cmp = Walker::new(lists).compare(&old_obj, &new);
-    let changed = cmp.added.union(&cmp.modified);
+    let mut walker = Walker::new(lists);
+    let (changed, removed) = match old {
+        // On create everything is added: no comparison needed.
+        None => (walker.added_below(&new), FieldSet::new()),
+        Some(_) => {
+            let cmp = walker.compare(&old_obj, &new);
+            (cmp.added.union(&cmp.modified), cmp.removed)
+        }
+    };
     for e in &mut entries {
         e.set.remove(&changed);
-        e.set.remove(&cmp.removed);
+        e.set.remove(&removed);
     }
     let taken = changed.difference(&STRIPPED_FIELDS);
     if !taken.is_empty() {

@@ -255,6 +255,43 @@ fn track_update_moves_ownership_and_apply_then_conflicts() {
 }
 
 #[test]
+fn a_create_records_the_fields_an_update_from_nothing_records() {
+    // Creates take a path of their own (no comparison with an old object): it must own
+    // exactly what comparing with an empty object finds, lists of every kind included.
+    let created = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}, "annotations": {}},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "strategy": {},
+            "template": {"spec": {
+                "containers": [
+                    {"name": "a", "image": "nginx", "args": ["-v", "-v"],
+                     "ports": [{"containerPort": 80}, {"containerPort": 53, "protocol": "UDP"}],
+                     "env": []},
+                    {"image": "keyless"},
+                    {"name": "a", "image": "duplicate"}
+                ],
+                "tolerations": [{"key": "k", "operator": "Exists"}]
+            }}
+        }
+    });
+    let lists = deploy_lists();
+    let track = |old: Option<&Value>| {
+        track_update(old, created.clone(), "kubectl-create", &lists, "apps/v1", None, T1)
+    };
+    let on_create = track(None);
+    assert_eq!(on_create, track(Some(&json!({}))));
+    let fields = fields_of(&on_create, "kubectl-create", "Update").unwrap();
+    assert_eq!(
+        fields["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"a\"}"]["f:args"],
+        json!({})
+    );
+    assert_eq!(fields["f:metadata"]["f:labels"], json!({".": {}, "f:app": {}}));
+}
+
+#[test]
 fn client_side_apply_create_then_server_side_apply_conflicts_like_upstream() {
     let lists = BuiltinLists::for_kind("", "ConfigMap");
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"app": "x"}}, "data": {"a": "1"}});

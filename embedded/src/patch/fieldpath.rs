@@ -158,6 +158,19 @@ impl FieldSet {
         self.member
     }
 
+    /// Adds `pe` as a member and `below`'s paths under it.
+    pub(crate) fn insert_below(&mut self, pe: Pe, mut below: FieldSet) {
+        below.member = true;
+        match self.children.entry(pe) {
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(below);
+            }
+            std::collections::btree_map::Entry::Occupied(mut slot) => {
+                slot.get_mut().union_in(&below)
+            }
+        }
+    }
+
     /// Paths in either set.
     pub(crate) fn union(mut self, other: &FieldSet) -> FieldSet {
         self.union_in(other);

@@ -313,6 +313,38 @@ impl<'a> Walker<'a> {
         c
     }
 
+    /// The fields below `v` (at the walker's position), as [`Walker::compare`] finds them all
+    /// added when nothing was there: every field and item, maps and granular lists included.
+    /// Built bottom-up, one insert per field, where comparing inserts each path from the root.
+    pub(crate) fn added_below(&mut self, v: &Value) -> FieldSet {
+        let mut out = FieldSet::new();
+        match v {
+            Value::Object(fields) => {
+                for (name, child) in fields {
+                    self.push_field(name);
+                    let below = self.added_below(child);
+                    self.pop();
+                    out.insert_below(Pe::Field(name.clone()), below);
+                }
+            }
+            Value::Array(items) if !items.is_empty() => {
+                let kind = self.list_kind();
+                if kind == ListKind::Atomic {
+                    return out;
+                }
+                let pes = self.item_pes(&kind, items, false).unwrap_or_default();
+                for (item, pe) in items.iter().zip(pes) {
+                    self.push_item(pe.clone());
+                    let below = self.added_below(item);
+                    self.pop();
+                    out.insert_below(pe, below);
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
     fn compare_at(&mut self, l: Option<&Value>, r: Option<&Value>, c: &mut Comparison) {
         let empty = |v: Option<&Value>| match v {
             None => true,

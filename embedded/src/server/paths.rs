@@ -43,17 +43,21 @@ impl Target {
 
 /// Storage prefix of every object of a resource (all versions share it).
 pub fn resource_prefix(info: &ResourceInfo) -> String {
-    let group = match storage_group(info) {
-        "" => "core",
-        group => group,
-    };
-    format!("/{group}/{}/", info.resource)
+    ["/", key_group(info), "/", &info.resource, "/"].concat()
 }
 
-/// Storage key of one object.
+/// Storage key of one object (built on every request: concatenated, not `format!`ted).
 pub fn object_key(info: &ResourceInfo, namespace: &str, name: &str) -> String {
     let namespace = if info.namespaced { namespace } else { "" };
-    format!("{}{namespace}/{name}", resource_prefix(info))
+    ["/", key_group(info), "/", &info.resource, "/", namespace, "/", name].concat()
+}
+
+/// The group segment of storage keys (`core` for the core group).
+fn key_group(info: &ResourceInfo) -> &str {
+    match storage_group(info) {
+        "" => "core",
+        group => group,
+    }
 }
 
 /// The group under which a resource is stored (events of both APIs are core Events).
