@@ -16,6 +16,7 @@ mod cel;
 mod defaults;
 mod errors;
 mod formats;
+mod keywords;
 mod list_type;
 mod prune;
 mod schema;

@@ -10,9 +10,10 @@ use super::SchemaError;
 use super::errors::{
     Bad, FieldError, invalid, not_supported, quote, required, too_long, too_many, type_invalid,
 };
+use super::keywords::{Keyword, Node};
 use super::schema::{
-    additional_schema, body_name, branches, child, flag, index, items, json_eq, json_type, key,
-    properties, type_of,
+    additional_schema, body_name, branches, child, index, items, json_eq, json_type, key,
+    properties,
 };
 use super::{formats, list_type};
 
@@ -58,13 +59,14 @@ impl ValueValidator {
         structural: bool,
         errors: &mut Vec<FieldError>,
     ) {
+        let schema = Node::new(schema);
         let name = body_name(path);
         if value.is_null() {
-            if !flag(schema, "nullable") {
-                let expected = if flag(schema, "x-kubernetes-int-or-string") {
+            if !schema.flag(Keyword::Nullable) {
+                let expected = if schema.flag(Keyword::IntOrString) {
                     Some("integer,string")
                 } else {
-                    type_of(schema)
+                    schema.type_name()
                 };
                 if let Some(t) = expected {
                     let detail = format!("{name} in body must be of type {t}: \"null\"");
@@ -84,7 +86,7 @@ impl ValueValidator {
             Value::Object(map) => self.check_object(schema, map, name, path, structural, errors),
             _ => {}
         }
-        if let Some(format) = schema.get("format").and_then(Value::as_str)
+        if let Some(format) = schema.get(Keyword::Format).and_then(Value::as_str)
             && formats::check(format, value) == Some(false)
         {
             let shown = match value {
@@ -99,7 +101,7 @@ impl ValueValidator {
 
     fn check_string(
         &self,
-        schema: &Value,
+        schema: Node<'_>,
         s: &str,
         value: &Value,
         name: &str,
@@ -107,18 +109,18 @@ impl ValueValidator {
         errors: &mut Vec<FieldError>,
     ) {
         let length = s.chars().count() as u64;
-        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+        if let Some(max) = schema.get(Keyword::MaxLength).and_then(Value::as_u64)
             && length > max
         {
             errors.push(too_long(path, max));
         }
-        if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+        if let Some(min) = schema.get(Keyword::MinLength).and_then(Value::as_u64)
             && length < min
         {
             let detail = format!("{name} in body should be at least {min} chars long");
             errors.push(invalid(path, Bad::Json(value), &detail));
         }
-        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+        if let Some(pattern) = schema.get(Keyword::Pattern).and_then(Value::as_str) {
             match self.patterns.get(pattern) {
                 Some(re) if re.is_match(s) => {}
                 Some(_) => {
@@ -133,62 +135,62 @@ impl ValueValidator {
 
     fn check_array(
         &self,
-        schema: &Value,
+        schema: Node<'_>,
         list: &[Value],
         name: &str,
         path: &str,
         structural: bool,
         errors: &mut Vec<FieldError>,
     ) {
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+        if let Some(max) = schema.get(Keyword::MaxItems).and_then(Value::as_u64)
             && list.len() as u64 > max
         {
             errors.push(too_many(path, list.len(), max));
         }
-        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+        if let Some(min) = schema.get(Keyword::MinItems).and_then(Value::as_u64)
             && (list.len() as u64) < min
         {
             let detail = format!("{name} in body should have at least {min} items");
             errors.push(invalid(path, Bad::Count(list.len()), &detail));
         }
-        if let Some(item_schema) = items(schema) {
+        if let Some(item_schema) = schema.items() {
             for (i, item) in list.iter().enumerate() {
                 self.node(item_schema, item, &index(path, i), structural, errors);
             }
         }
         if structural {
-            list_type::check(schema, list, path, errors);
+            list_type::check(schema.value(), list, path, errors);
         }
     }
 
     fn check_object(
         &self,
-        schema: &Value,
+        schema: Node<'_>,
         map: &Map<String, Value>,
         name: &str,
         path: &str,
         structural: bool,
         errors: &mut Vec<FieldError>,
     ) {
-        if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+        if let Some(max) = schema.get(Keyword::MaxProperties).and_then(Value::as_u64)
             && map.len() as u64 > max
         {
             errors.push(too_many(path, map.len(), max));
         }
-        if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
+        if let Some(min) = schema.get(Keyword::MinProperties).and_then(Value::as_u64)
             && (map.len() as u64) < min
         {
             let detail = format!("{name} in body should have at least {min} properties");
             errors.push(invalid(path, Bad::Count(map.len()), &detail));
         }
-        if let Some(required_fields) = schema.get("required").and_then(Value::as_array) {
+        if let Some(required_fields) = schema.get(Keyword::Required).and_then(Value::as_array) {
             for field in required_fields.iter().filter_map(Value::as_str) {
                 if !map.contains_key(field) {
                     errors.push(required(&child(path, field), ""));
                 }
             }
         }
-        let props = properties(schema);
+        let props = schema.properties();
         if let Some(props) = props {
             for (k, prop) in props {
                 if let Some(v) = map.get(k) {
@@ -196,21 +198,21 @@ impl ValueValidator {
                 }
             }
         }
-        if let Some(additional) = additional_schema(schema) {
+        if let Some(additional) = schema.additional() {
             for (k, v) in map {
                 if !props.is_some_and(|p| p.contains_key(k)) {
                     self.node(additional, v, &key(path, k), structural, errors);
                 }
             }
         }
-        if structural && flag(schema, "x-kubernetes-embedded-resource") {
+        if structural && schema.flag(Keyword::EmbeddedResource) {
             check_embedded_type_meta(map, path, errors);
         }
     }
 
     fn check_junctors(
         &self,
-        schema: &Value,
+        schema: Node<'_>,
         value: &Value,
         name: &str,
         path: &str,
@@ -220,15 +222,15 @@ impl ValueValidator {
             Value::Object(_) | Value::Array(_) => Bad::Str(json_type(value)),
             other => Bad::Json(other),
         };
-        for branch in branches(schema, "allOf") {
+        for branch in schema.branches(Keyword::AllOf) {
             self.node(branch, value, path, false, errors);
         }
-        let any_of = branches(schema, "anyOf");
+        let any_of = schema.branches(Keyword::AnyOf);
         if !any_of.is_empty() && !any_of.iter().any(|b| self.passes(b, value, path)) {
             let detail = format!("{name} in body must validate at least one schema (anyOf)");
             errors.push(invalid(path, shown, &detail));
         }
-        let one_of = branches(schema, "oneOf");
+        let one_of = schema.branches(Keyword::OneOf);
         if !one_of.is_empty() {
             let valid = one_of.iter().filter(|b| self.passes(b, value, path)).count();
             if valid != 1 {
@@ -243,7 +245,7 @@ impl ValueValidator {
                 errors.push(invalid(path, shown, &detail));
             }
         }
-        if let Some(not) = schema.get("not").filter(|n| n.is_object())
+        if let Some(not) = schema.get(Keyword::Not).filter(|n| n.is_object())
             && self.passes(not, value, path)
         {
             let detail = format!("{name} in body must not validate the schema (not)");
@@ -276,10 +278,10 @@ fn type_matches(expected: &str, value: &Value) -> bool {
 }
 
 /// Checks `type` (or `x-kubernetes-int-or-string`); false when the value has the wrong type.
-fn check_type(schema: &Value, value: &Value, path: &str, errors: &mut Vec<FieldError>) -> bool {
-    let (expected, ok) = if flag(schema, "x-kubernetes-int-or-string") {
+fn check_type(schema: Node<'_>, value: &Value, path: &str, errors: &mut Vec<FieldError>) -> bool {
+    let (expected, ok) = if schema.flag(Keyword::IntOrString) {
         ("integer,string", is_integer(value) || value.is_string())
-    } else if let Some(t) = type_of(schema) {
+    } else if let Some(t) = schema.type_name() {
         (t, type_matches(t, value))
     } else {
         return true;
@@ -293,8 +295,8 @@ fn check_type(schema: &Value, value: &Value, path: &str, errors: &mut Vec<FieldE
     ok
 }
 
-fn check_enum(schema: &Value, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
-    let Some(allowed) = schema.get("enum").and_then(Value::as_array) else {
+fn check_enum(schema: Node<'_>, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
+    let Some(allowed) = schema.get(Keyword::Enum).and_then(Value::as_array) else {
         return;
     };
     if allowed.is_empty() || allowed.iter().any(|a| json_eq(a, value)) {
@@ -316,7 +318,7 @@ fn go_number(f: f64) -> String {
 }
 
 fn check_number(
-    schema: &Value,
+    schema: Node<'_>,
     value: &Value,
     n: &Number,
     name: &str,
@@ -326,25 +328,25 @@ fn check_number(
     let Some(f) = n.as_f64() else {
         return;
     };
-    let bound = |k: &str| schema.get(k).and_then(Value::as_f64);
-    if let Some(min) = bound("minimum") {
-        let exclusive = flag(schema, "exclusiveMinimum");
+    let bound = |k: Keyword| schema.get(k).and_then(Value::as_f64);
+    if let Some(min) = bound(Keyword::Minimum) {
+        let exclusive = schema.flag(Keyword::ExclusiveMinimum);
         if (exclusive && f <= min) || f < min {
             let relation = if exclusive { "greater than" } else { "greater than or equal to" };
             let detail = format!("{name} in body should be {relation} {}", go_number(min));
             errors.push(invalid(path, Bad::Json(value), &detail));
         }
     }
-    if let Some(max) = bound("maximum") {
-        let exclusive = flag(schema, "exclusiveMaximum");
+    if let Some(max) = bound(Keyword::Maximum) {
+        let exclusive = schema.flag(Keyword::ExclusiveMaximum);
         if (exclusive && f >= max) || f > max {
             let relation = if exclusive { "less than" } else { "less than or equal to" };
             let detail = format!("{name} in body should be {relation} {}", go_number(max));
             errors.push(invalid(path, Bad::Json(value), &detail));
         }
     }
-    if let Some(factor) = bound("multipleOf").filter(|m| *m > 0.0) {
-        let multiple = match (n.as_i64(), schema.get("multipleOf").and_then(Value::as_i64)) {
+    if let Some(factor) = bound(Keyword::MultipleOf).filter(|m| *m > 0.0) {
+        let multiple = match (n.as_i64(), schema.get(Keyword::MultipleOf).and_then(Value::as_i64)) {
             (Some(i), Some(m)) if m > 0 => i % m == 0,
             _ => {
                 let q = f / factor;
