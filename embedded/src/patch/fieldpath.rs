@@ -1,7 +1,7 @@
 //! Field paths and field sets in upstream structured-merge-diff form, and their `FieldsV1`
 //! encoding (`{"f:spec":{"f:containers":{"k:{\"name\":\"a\"}":{".":{},"f:image":{}}}}}`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, btree_map};
 
 use serde_json::{Map, Value};
 
@@ -162,12 +162,10 @@ impl FieldSet {
     pub(crate) fn insert_below(&mut self, pe: Pe, mut below: FieldSet) {
         below.member = true;
         match self.children.entry(pe) {
-            std::collections::btree_map::Entry::Vacant(slot) => {
+            btree_map::Entry::Vacant(slot) => {
                 slot.insert(below);
             }
-            std::collections::btree_map::Entry::Occupied(mut slot) => {
-                slot.get_mut().union_in(&below)
-            }
+            btree_map::Entry::Occupied(mut slot) => slot.get_mut().union_in(&below),
         }
     }
 
