@@ -4,8 +4,9 @@
 //! (under the history lock the writer publishes with), and tracks a cursor: every event of its
 //! prefix up to it has been taken (the revisions in between, read from the history or skipped by
 //! the channel, concern other keys). Events at or below the cursor are dropped, so replay and
-//! live never leave a gap or deliver twice. A watch that falls behind the live channel re-reads the history
-//! from its cursor; if that history is compacted it ends with [`StoreError::Compacted`].
+//! live never leave a gap or deliver twice. A watch that falls behind the live channel re-reads
+//! the history from its cursor; if that history is compacted it ends with
+//! [`StoreError::Compacted`].
 
 use std::collections::VecDeque;
 use std::sync::Arc;
