@@ -22,9 +22,13 @@ pub fn rfc3339(at: jiff::Timestamp) -> String {
     at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// A new random uid.
+/// A new uid: a version 7 UUID, random but ordered by creation within the process. The store
+/// indexes objects by uid; a new uid then extends that index at its end, where the nodes a write
+/// copies are the few the previous writes touched, instead of landing in a random node each
+/// time (with version 4 uids that copy took about 5 % of the API server's CPU under a stream of
+/// creates).
 pub fn new_uid() -> String {
-    uuid::Uuid::new_v4().to_string()
+    uuid::Uuid::now_v7().to_string()
 }
 
 /// Five characters for `generateName`, from upstream's alphabet (no vowels, no look-alikes).

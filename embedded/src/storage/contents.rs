@@ -12,8 +12,8 @@
 //! A write copies the nodes on its path, and with them every key and entry they hold. Keys,
 //! uids, labels and entries are therefore shared (`Arc`), so that a copy counts references
 //! instead of allocating each string again: with plain strings, copying the uid index's nodes
-//! (a new uid lands in a random one) took about 7 % of the API server's CPU under a stream of
-//! creates.
+//! took about 7 % of the API server's CPU under a stream of creates. The server's uids are
+//! ordered by creation (`new_uid`), so a new one lands in the last node, not a random one.
 
 use std::ops::Bound;
 use std::sync::Arc;
