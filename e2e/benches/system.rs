@@ -40,6 +40,8 @@ const LATENCY_SAMPLES: usize = 1_000;
 const JOBS: usize = 200;
 const MODELS: usize = 1_000;
 const FLOW_NODES: usize = 100;
+/// The goal for creates/s against raw SQLite inserts of the same bytes.
+const RATIO_GOAL: f64 = 0.5;
 
 /// Whether the command line selects benchmark section `name` (all when it names none).
 fn selected(name: &str) -> bool {
@@ -162,7 +164,7 @@ async fn api() -> f64 {
     // Creates through HTTP, 16 clients: the whole control plane (the Agent controller writes
     // each new Agent's status), then the API server alone.
     let api: Api<Agent> = Api::namespaced(client.clone(), "default");
-    let (http_rate, _) = creates(&up, &api, "creates, 16 HTTP clients, keelson up").await;
+    let (http, _) = creates(&up, &api, "creates, 16 HTTP clients, keelson up").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let loaded = rss_mib(up.child.id());
     println!(
@@ -173,8 +175,9 @@ async fn api() -> f64 {
         let alone = spawn_up_in(tempfile::tempdir().unwrap(), &["--no-controllers"], &[]);
         let (_, client) = until_ready(&alone).await;
         let api: Api<Agent> = Api::namespaced(client.clone(), "default");
-        let (_, sqlite_rate) = creates(&alone, &api, "  the API server alone").await;
-        reviews(&alone, &client, sqlite_rate).await;
+        let (created, sqlite_rate) = creates(&alone, &api, "  the API server alone").await;
+        let reviewed = reviews(&alone, &client, sqlite_rate).await;
+        print_budget(created.total_cpu_us(), reviewed.total_cpu_us(), sqlite_rate);
     }
     wrk_creates().await;
 
@@ -202,7 +205,7 @@ async fn api() -> f64 {
         percentile(&latencies, 0.99).as_secs_f64() * 1e3
     );
     drop(up);
-    http_rate
+    http.rate
 }
 
 /// What a phase of `RESOURCES` requests from `CLIENTS` concurrent clients took.
@@ -217,6 +220,11 @@ struct Load {
 }
 
 impl Load {
+    /// CPU per request, server and clients together, in µs.
+    fn total_cpu_us(&self) -> f64 {
+        (self.server_cpu + self.clients_cpu).as_secs_f64() * 1e6
+    }
+
     fn print_cpu(&self, what: &str) {
         println!(
             "  CPU per {what}: server {:.0} µs, clients {:.0} µs, over {:.2} s of wall time on {} cores",
@@ -267,8 +275,9 @@ where
 }
 
 /// Creates `RESOURCES` Agents from `CLIENTS` concurrent clients and prints the rate against raw
-/// SQLite inserts of the stored bytes, with the CPU each side spent; returns both rates.
-async fn creates(up: &Up, api: &Api<Agent>, label: &str) -> (f64, f64) {
+/// SQLite inserts of the stored bytes, with the CPU each side spent; returns the load and the
+/// SQLite rate.
+async fn creates(up: &Up, api: &Api<Agent>, label: &str) -> (Load, f64) {
     let agents = api.clone();
     let load = drive(up, move |i| {
         let api = agents.clone();
@@ -284,13 +293,13 @@ async fn creates(up: &Up, api: &Api<Agent>, label: &str) -> (f64, f64) {
         load.rate / sqlite_rate
     );
     load.print_cpu("create");
-    (load.rate, sqlite_rate)
+    (load, sqlite_rate)
 }
 
 /// The floor under every create: as many SelfSubjectReviews (`kubectl auth whoami`) from the
 /// same clients, each authenticated, routed, parsed and answered like a create but neither
 /// admitted nor stored; prints their rate against the create phase's SQLite baseline.
-async fn reviews(up: &Up, client: &kube::Client, sqlite_rate: f64) {
+async fn reviews(up: &Up, client: &kube::Client, sqlite_rate: f64) -> Load {
     let api: Api<SelfSubjectReview> = Api::all(client.clone());
     let load = drive(up, move |_| {
         let api = api.clone();
@@ -305,6 +314,20 @@ async fn reviews(up: &Up, client: &kube::Client, sqlite_rate: f64) {
         load.rate / sqlite_rate
     );
     load.print_cpu("review");
+    load
+}
+
+/// Prints the CPU a create may take, server and clients together, for the create rate to reach
+/// `RATIO_GOAL` of `sqlite_rate` with every core busy (as 16 closed-loop clients keep them),
+/// and how much of it is left beyond a review's: against what a create takes beyond a review.
+fn print_budget(create_cpu_us: f64, review_cpu_us: f64, sqlite_rate: f64) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let allowed = cores as f64 * 1e6 / (RATIO_GOAL * sqlite_rate);
+    println!(
+        "  ratio {RATIO_GOAL} allows {allowed:.0} µs of CPU per create on {cores} cores; a review takes {review_cpu_us:.0}, leaving {:.0} µs for what a create adds; it adds {:.0} µs",
+        allowed - review_cpu_us,
+        create_cpu_us - review_cpu_us
+    );
 }
 
 /// Raw SQLite inserts per second of the Agents `api` lists, serialized as stored.
@@ -332,7 +355,8 @@ wrk.headers["Content-Type"] = "application/json"
 
 /// Creates into the API server alone from wrk, a separate and lighter load generator than 16
 /// `kube::Client`s, for 5 s; prints the rate against raw SQLite inserts and each side's CPU.
-/// Then the same for SelfSubjectReviews, the floor under every create.
+/// Then the same for SelfSubjectReviews, the floor under every create, and the budget the goal
+/// leaves a create.
 async fn wrk_creates() {
     let up = spawn_up_in(tempfile::tempdir().unwrap(), &["--no-controllers"], &[]);
     let (_, client) = until_ready(&up).await;
@@ -365,6 +389,7 @@ async fn wrk_creates() {
         "  CPU per create: server {server_cpu:.0} µs, wrk {wrk_cpu:.0} µs ({} creates)",
         run.requests
     );
+    let create_cpu = server_cpu + wrk_cpu;
     let reviews = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
     let (run, (server_cpu, wrk_cpu)) = run_wrk(reviews, WHOAMI_LUA);
     println!(
@@ -376,6 +401,7 @@ async fn wrk_creates() {
         "  CPU per review: server {server_cpu:.0} µs, wrk {wrk_cpu:.0} µs ({} reviews)",
         run.requests
     );
+    print_budget(create_cpu, server_cpu + wrk_cpu, sqlite_rate);
 }
 
 /// A Job running `sh -c true` as a local process.

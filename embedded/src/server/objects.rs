@@ -437,6 +437,16 @@ mod tests {
     }
 
     #[test]
+    fn uids_are_distinct_uuids_in_creation_order() {
+        let uids: Vec<String> = (0..1000).map(|_| new_uid()).collect();
+        for uid in &uids {
+            assert!(uuid::Uuid::parse_str(uid).is_ok(), "{uid} is not a UUID");
+        }
+        // Strictly increasing, hence distinct: the store's uid index grows at its end.
+        assert!(uids.windows(2).all(|pair| pair[0] < pair[1]), "{uids:?}");
+    }
+
+    #[test]
     fn create_sets_server_fields_and_drops_status_of_custom_resources() {
         let body = json!({"apiVersion": "example.dev/v1", "kind": "Widget",
             "metadata": {"generateName": "w-", "uid": "mine", "resourceVersion": "9"},
