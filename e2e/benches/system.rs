@@ -317,9 +317,9 @@ async fn reviews(up: &Up, client: &kube::Client, sqlite_rate: f64) -> Load {
     load
 }
 
-/// Prints the CPU a create may take, server and clients together, for the create rate to reach
-/// `RATIO_GOAL` of `sqlite_rate` with every core busy (as 16 closed-loop clients keep them),
-/// and how much of it is left beyond a review's: against what a create takes beyond a review.
+/// Prints the CPU per create, server and clients together, that a rate of `RATIO_GOAL` times
+/// `sqlite_rate` allows with every core busy (as 16 closed-loop clients keep them), what is
+/// left of it beyond a review's CPU, and what a create takes beyond a review's.
 fn print_budget(create_cpu_us: f64, review_cpu_us: f64, sqlite_rate: f64) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let allowed = cores as f64 * 1e6 / (RATIO_GOAL * sqlite_rate);
