@@ -162,6 +162,11 @@ impl Entry {
     }
 
     fn encode(&self) -> Value {
+        self.encode_with(self.set.to_fields_v1())
+    }
+
+    /// The entry with `fields_v1` as its fields (`self.set` is not read).
+    fn encode_with(&self, fields_v1: Value) -> Value {
         let mut m = Map::new();
         m.insert("manager".into(), Value::String(self.manager.clone()));
         m.insert("operation".into(), Value::String(self.operation.as_str().into()));
@@ -170,7 +175,7 @@ impl Entry {
             m.insert("time".into(), Value::String(t.clone()));
         }
         m.insert("fieldsType".into(), Value::String("FieldsV1".into()));
-        m.insert("fieldsV1".into(), self.set.to_fields_v1());
+        m.insert("fieldsV1".into(), fields_v1);
         if let Some(s) = &self.subresource {
             m.insert("subresource".into(), Value::String(s.clone()));
         }
@@ -297,9 +302,14 @@ fn set_managed_fields(obj: &mut Value, mut entries: Vec<Entry>) {
         }
         return;
     }
-    let meta = o.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+    put_managed_fields(o, encode_entries(&mut entries));
+}
+
+/// Sets `metadata.managedFields` of `obj` to `list`.
+fn put_managed_fields(obj: &mut Map<String, Value>, list: Value) {
+    let meta = obj.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(meta) = meta {
-        meta.insert("managedFields".into(), encode_entries(&mut entries));
+        meta.insert("managedFields".into(), list);
     }
 }
 
@@ -517,9 +527,28 @@ pub fn track_update(
     };
 
     let mut walker = Walker::new(lists);
+    if old.is_none() && entries.is_empty() {
+        // A create that sends no managed fields: the manager owns every field it sent.
+        let fields = walker.added_fields_v1(&new, Some(&STRIPPED_FIELDS));
+        if let (Value::Object(o), false) = (&mut new, fields.is_empty()) {
+            let entry = Entry {
+                manager: manager.to_owned(),
+                operation: Operation::Update,
+                api_version: api_version.to_owned(),
+                subresource: subresource.map(str::to_owned),
+                time: Some(now.to_owned()),
+                set: FieldSet::new(),
+            };
+            put_managed_fields(o, Value::Array(vec![entry.encode_with(Value::Object(fields))]));
+        }
+        return new;
+    }
     let (changed, removed) = match old {
         // On create everything is added: no comparison needed.
-        None => (walker.added_below(&new), FieldSet::new()),
+        None => {
+            let added = Value::Object(walker.added_fields_v1(&new, None));
+            (FieldSet::from_fields_v1(&added).unwrap_or_default(), FieldSet::new())
+        }
         Some(_) => {
             let cmp = walker.compare(&old_obj, &new);
             (cmp.added.union(&cmp.modified), cmp.removed)

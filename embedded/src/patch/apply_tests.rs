@@ -292,6 +292,26 @@ fn a_create_records_the_fields_an_update_from_nothing_records() {
 }
 
 #[test]
+fn a_create_sending_managed_fields_takes_the_fields_it_sends_from_them() {
+    let mut created = deployment(json!({"replicas": 2}));
+    created["metadata"]["managedFields"] = json!([{
+        "manager": "restorer", "operation": "Update", "apiVersion": "apps/v1", "time": T1,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {"f:replicas": {}, "f:paused": {}}}
+    }]);
+    let lists = deploy_lists();
+    let created = track_update(None, created, "kubectl-create", &lists, "apps/v1", None, T2);
+    assert_eq!(
+        fields_of(&created, "restorer", "Update"),
+        Some(&json!({"f:spec": {"f:paused": {}}}))
+    );
+    assert_eq!(
+        fields_of(&created, "kubectl-create", "Update"),
+        Some(&json!({"f:spec": {".": {}, "f:replicas": {}}}))
+    );
+}
+
+#[test]
 fn client_side_apply_create_then_server_side_apply_conflicts_like_upstream() {
     let lists = BuiltinLists::for_kind("", "ConfigMap");
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"app": "x"}}, "data": {"a": "1"}});

@@ -1,7 +1,7 @@
 //! Field paths and field sets in upstream structured-merge-diff form, and their `FieldsV1`
 //! encoding (`{"f:spec":{"f:containers":{"k:{\"name\":\"a\"}":{".":{},"f:image":{}}}}}`).
 
-use std::collections::{BTreeMap, btree_map};
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
@@ -156,17 +156,6 @@ impl FieldSet {
     /// Whether the path itself is a member of this (sub)set's root.
     pub(crate) fn is_member(&self) -> bool {
         self.member
-    }
-
-    /// Adds `pe` as a member and `below`'s paths under it.
-    pub(crate) fn insert_below(&mut self, pe: Pe, mut below: FieldSet) {
-        below.member = true;
-        match self.children.entry(pe) {
-            btree_map::Entry::Vacant(slot) => {
-                slot.insert(below);
-            }
-            btree_map::Entry::Occupied(mut slot) => slot.get_mut().union_in(&below),
-        }
     }
 
     /// Paths in either set.

@@ -313,18 +313,25 @@ impl<'a> Walker<'a> {
         c
     }
 
-    /// The fields below `v` (at the walker's position), as [`Walker::compare`] finds them all
-    /// added when nothing was there: every field and item, maps and granular lists included.
-    /// Built bottom-up, one insert per field, where comparing inserts each path from the root.
-    pub(crate) fn added_below(&mut self, v: &Value) -> FieldSet {
-        let mut out = FieldSet::new();
+    /// The fields below `v` (at the walker's position) as `FieldsV1`, less the paths of
+    /// `excluded`: what [`Walker::compare`] finds added when nothing was there, every field and
+    /// item, maps and granular lists included. Built bottom-up and straight into `FieldsV1`, as
+    /// a create's managed fields are: no field set in between, whose every node and path element
+    /// is an allocation of its own.
+    pub(crate) fn added_fields_v1(
+        &mut self,
+        v: &Value,
+        excluded: Option<&FieldSet>,
+    ) -> Map<String, Value> {
+        let mut out = Map::new();
         match v {
             Value::Object(fields) => {
                 for (name, child) in fields {
+                    let excluded = excluded.and_then(|e| e.child(&Pe::Field(name.clone())));
                     self.push_field(name);
-                    let below = self.added_below(child);
+                    let below = self.added_fields_v1(child, excluded);
                     self.pop();
-                    out.insert_below(Pe::Field(name.clone()), below);
+                    add_fields_v1(&mut out, "f:", name, below, excluded);
                 }
             }
             Value::Array(items) if !items.is_empty() => {
@@ -334,10 +341,12 @@ impl<'a> Walker<'a> {
                 }
                 let pes = self.item_pes(&kind, items, false).unwrap_or_default();
                 for (item, pe) in items.iter().zip(pes) {
-                    self.push_item(pe.clone());
-                    let below = self.added_below(item);
+                    let excluded = excluded.and_then(|e| e.child(&pe));
+                    let key = pe.encode();
+                    self.push_item(pe);
+                    let below = self.added_fields_v1(item, excluded);
                     self.pop();
-                    out.insert_below(pe, below);
+                    add_fields_v1(&mut out, "", &key, below, excluded);
                 }
             }
             _ => {}
@@ -477,6 +486,50 @@ impl<'a> Walker<'a> {
                 *items = kept;
             }
             _ => {}
+        }
+    }
+}
+
+/// Adds the `FieldsV1` entry `prefix` + `name` with `below` under it to `out`. It is a member
+/// unless `excluded` holds its path (a member with children gets `.`); one that is neither a
+/// member nor has children is left out. Items with the same key merge, as in a field set.
+fn add_fields_v1(
+    out: &mut Map<String, Value>,
+    prefix: &str,
+    name: &str,
+    mut below: Map<String, Value>,
+    excluded: Option<&FieldSet>,
+) {
+    let member = !excluded.is_some_and(FieldSet::is_member);
+    if member && !below.is_empty() {
+        below.insert(".".to_owned(), Value::Object(Map::new()));
+    } else if !member && below.is_empty() {
+        return;
+    }
+    let mut key = String::with_capacity(prefix.len() + name.len());
+    key.push_str(prefix);
+    key.push_str(name);
+    match out.entry(key) {
+        serde_json::map::Entry::Vacant(slot) => {
+            slot.insert(Value::Object(below));
+        }
+        serde_json::map::Entry::Occupied(mut slot) => {
+            if let Value::Object(into) = slot.get_mut() {
+                union_fields_v1(into, below);
+            }
+        }
+    }
+}
+
+/// Adds the paths of `from` to `into`, both `FieldsV1` of the same path (so both members or
+/// neither).
+fn union_fields_v1(into: &mut Map<String, Value>, from: Map<String, Value>) {
+    for (key, value) in from {
+        match (into.get_mut(&key), value) {
+            (Some(Value::Object(into)), Value::Object(from)) => union_fields_v1(into, from),
+            (_, value) => {
+                into.insert(key, value);
+            }
         }
     }
 }
