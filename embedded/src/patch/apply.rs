@@ -147,6 +147,24 @@ struct Entry {
 }
 
 impl Entry {
+    /// The Update entry of `manager` at `now`, owning `set`.
+    fn update(
+        manager: &str,
+        api_version: &str,
+        subresource: Option<&str>,
+        now: &str,
+        set: FieldSet,
+    ) -> Entry {
+        Entry {
+            manager: manager.to_owned(),
+            operation: Operation::Update,
+            api_version: api_version.to_owned(),
+            subresource: subresource.map(str::to_owned),
+            time: Some(now.to_owned()),
+            set,
+        }
+    }
+
     /// Upstream's manager identity: Apply entries ignore the API version.
     fn is(
         &self,
@@ -531,14 +549,8 @@ pub fn track_update(
         // A create that sends no managed fields: the manager owns every field it sent.
         let fields = walker.added_fields_v1(&new, Some(&STRIPPED_FIELDS));
         if let (Value::Object(o), false) = (&mut new, fields.is_empty()) {
-            let entry = Entry {
-                manager: manager.to_owned(),
-                operation: Operation::Update,
-                api_version: api_version.to_owned(),
-                subresource: subresource.map(str::to_owned),
-                time: Some(now.to_owned()),
-                set: FieldSet::new(),
-            };
+            // Its set stays empty: `encode_with` takes the fields already encoded.
+            let entry = Entry::update(manager, api_version, subresource, now, FieldSet::new());
             put_managed_fields(o, Value::Array(vec![entry.encode_with(Value::Object(fields))]));
         }
         return new;
@@ -568,14 +580,7 @@ pub fn track_update(
                 entries[i].set.union_in(&taken);
                 entries[i].time = Some(now.to_owned());
             }
-            None => entries.push(Entry {
-                manager: manager.to_owned(),
-                operation: Operation::Update,
-                api_version: api_version.to_owned(),
-                subresource: subresource.map(str::to_owned),
-                time: Some(now.to_owned()),
-                set: taken,
-            }),
+            None => entries.push(Entry::update(manager, api_version, subresource, now, taken)),
         }
     }
     set_managed_fields(&mut new, entries);

@@ -18,21 +18,30 @@ pub(crate) enum Pe {
     Index(usize),
 }
 
+/// The `FieldsV1` key of the field or map key `name` (`f:name`), as [`Pe::encode`] gives it for
+/// a [`Pe::Field`], without building one.
+pub(crate) fn field_key(name: &str) -> String {
+    prefixed("f:", name)
+}
+
+/// `prefix` + `text`, concatenated rather than `format!`ted: every managed field of every write
+/// goes through here.
+fn prefixed(prefix: &str, text: &str) -> String {
+    let mut encoded = String::with_capacity(prefix.len() + text.len());
+    encoded.push_str(prefix);
+    encoded.push_str(text);
+    encoded
+}
+
 impl Pe {
     /// The `FieldsV1` key of this element.
     pub(crate) fn encode(&self) -> String {
-        // Concatenated rather than `format!`ted: every managed field of every write goes through
-        // here.
-        let (prefix, text) = match self {
-            Pe::Field(f) => ("f:", f.as_str()),
-            Pe::Key(k) => ("k:", k.as_str()),
-            Pe::Value(v) => ("v:", v.as_str()),
-            Pe::Index(i) => return format!("i:{i}"),
-        };
-        let mut encoded = String::with_capacity(prefix.len() + text.len());
-        encoded.push_str(prefix);
-        encoded.push_str(text);
-        encoded
+        match self {
+            Pe::Field(f) => field_key(f),
+            Pe::Key(k) => prefixed("k:", k),
+            Pe::Value(v) => prefixed("v:", v),
+            Pe::Index(i) => format!("i:{i}"),
+        }
     }
 
     /// Parses a `FieldsV1` key; key and value JSON are re-canonicalized.

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::fieldpath::{FieldSet, Pe, canonical_json};
+use super::fieldpath::{FieldSet, Pe, canonical_json, field_key};
 use super::lists::{ListKind, ListSemantics};
 
 /// Added, modified and removed fields between two objects (upstream `typed.Comparison`).
@@ -331,7 +331,7 @@ impl<'a> Walker<'a> {
                     self.push_field(name);
                     let below = self.added_fields_v1(child, excluded);
                     self.pop();
-                    add_fields_v1(&mut out, "f:", name, below, excluded);
+                    add_fields_v1(&mut out, field_key(name), below, excluded);
                 }
             }
             Value::Array(items) if !items.is_empty() => {
@@ -346,7 +346,7 @@ impl<'a> Walker<'a> {
                     self.push_item(pe);
                     let below = self.added_fields_v1(item, excluded);
                     self.pop();
-                    add_fields_v1(&mut out, "", &key, below, excluded);
+                    add_fields_v1(&mut out, key, below, excluded);
                 }
             }
             _ => {}
@@ -490,13 +490,12 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// Adds the `FieldsV1` entry `prefix` + `name` with `below` under it to `out`. It is a member
-/// unless `excluded` holds its path (a member with children gets `.`); one that is neither a
-/// member nor has children is left out. Items with the same key merge, as in a field set.
+/// Adds the `FieldsV1` entry `key` with `below` under it to `out`. It is a member unless
+/// `excluded` holds its path (a member with children gets `.`); one that is neither a member nor
+/// has children is left out. Items with the same key merge, as in a field set.
 fn add_fields_v1(
     out: &mut Map<String, Value>,
-    prefix: &str,
-    name: &str,
+    key: String,
     mut below: Map<String, Value>,
     excluded: Option<&FieldSet>,
 ) {
@@ -506,9 +505,6 @@ fn add_fields_v1(
     } else if !member && below.is_empty() {
         return;
     }
-    let mut key = String::with_capacity(prefix.len() + name.len());
-    key.push_str(prefix);
-    key.push_str(name);
     match out.entry(key) {
         serde_json::map::Entry::Vacant(slot) => {
             slot.insert(Value::Object(below));
