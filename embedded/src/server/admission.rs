@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::catalog::ResourceInfo;
-use crate::validation::structural_problems;
+use crate::validation::{structural_problems, type_mismatch};
 
 use super::errors::{ApiError, ApiResult, Cause};
 use super::objects::{is_crd, meta_str};
@@ -81,7 +81,8 @@ pub fn admit(
 }
 
 /// A built-in object loses the fields its type does not have, as decoding it does upstream
-/// (`fieldValidation` says whether that is an error, a warning or silent).
+/// (`fieldValidation` says whether that is an error, a warning or silent), and is refused when
+/// a value does not decode into its field's type.
 fn admit_builtin(
     info: &ResourceInfo,
     mut object: Value,
@@ -91,8 +92,19 @@ fn admit_builtin(
         return Ok(Admitted { object, warnings: Vec::new() });
     };
     let pruned = crate::validation::prune(&mut object, &schema);
+    if let Some(mismatch) = type_mismatch(&object, &schema) {
+        return Err(undecodable(info, &format!("json: {mismatch}")));
+    }
     let warnings = unknown_fields(info, &pruned, field_validation)?;
     Ok(Admitted { object, warnings })
+}
+
+/// The `400` of a body that does not decode as `info`'s kind, as upstream words it.
+fn undecodable(info: &ResourceInfo, detail: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "{} in version \"{}\" cannot be handled as a {}: {detail}",
+        info.kind, info.version, info.kind
+    ))
 }
 
 /// What pruned fields mean under `field_validation`: a `400` when strict, else warnings (none
@@ -106,13 +118,8 @@ fn unknown_fields(
         pruned.iter().map(|field| format!("unknown field \"{field}\"")).collect();
     Ok(match field_validation {
         FieldValidation::Strict if !unknown.is_empty() => {
-            return Err(ApiError::bad_request(format!(
-                "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
-                info.kind,
-                info.version,
-                info.kind,
-                unknown.join(", ")
-            )));
+            let detail = ["strict decoding error: ", &unknown.join(", ")].concat();
+            return Err(undecodable(info, &detail));
         }
         FieldValidation::Ignore => Vec::new(),
         _ => unknown,

@@ -2,8 +2,8 @@
 //! Kubernetes API server does: a Job's selector, pod labels and counts; a pod's restart policy,
 //! grace period, scheduler, ServiceAccount and security context, its containers' pull policy,
 //! termination message and port protocols. And [`normalize`], which every write of a
-//! built-in object goes through: a Secret's `stringData` is folded into `data`, workloads get
-//! their strategies' defaults.
+//! built-in object goes through: a Secret's `stringData` is folded into `data` and its type
+//! defaults to `Opaque`, workloads get their strategies' defaults.
 
 use serde_json::{Map, Value, json};
 
@@ -25,35 +25,45 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
     }
 }
 
-/// Normalizes every write of a built-in object as the Kubernetes API server's decoding does:
-/// a Secret's write-only `stringData` is folded into `data` (base64, replacing a key of the same
-/// name); workloads (Deployments, ReplicaSets, ReplicationControllers, DaemonSets,
-/// StatefulSets, CronJobs) get upstream's defaults for what their controllers and
-/// `kubectl rollout` read (replicas, selectors, update strategy, revision history, progress
-/// deadline, concurrency and history limits); Services get their type, policies and target
-/// ports; PersistentVolumes their reclaim policy and volume mode; autoscalers their fewest
-/// replicas and, without metrics, a CPU target. Other objects are left alone.
+/// Normalizes every write of a built-in object as the Kubernetes API server's decoding does: a
+/// Secret's write-only `stringData` is folded into `data` (base64, replacing a key of the same
+/// name) and its `type` defaults to `Opaque`; workloads (Deployments, ReplicaSets,
+/// ReplicationControllers, DaemonSets, StatefulSets, CronJobs) get upstream's defaults for what
+/// their controllers and `kubectl rollout` read (replicas, selectors, update strategy, revision
+/// history, progress deadline, concurrency and history limits) and their pod templates those of a
+/// pod spec and its containers (as `kubectl describe` shows them); Services get their type,
+/// policies and target ports; PersistentVolumes their reclaim policy and volume mode; autoscalers
+/// their fewest replicas and, without metrics, a CPU target. Other objects are left alone.
 pub fn normalize(info: &ResourceInfo, object: &mut Value) {
     if !info.builtin {
         return;
     }
     let Some(map) = object.as_object_mut() else { return };
     match (info.group.as_str(), info.resource.as_str()) {
-        ("", "secrets") => fold_string_data(map),
+        ("", "secrets") => {
+            fold_string_data(map);
+            if map.get("type").and_then(Value::as_str).is_none_or(str::is_empty) {
+                map.insert("type".into(), json!("Opaque"));
+            }
+        }
         ("apps", "deployments") => {
             let spec = spec_of(map);
             spec.entry("replicas").or_insert(json!(1));
             spec.entry("revisionHistoryLimit").or_insert(json!(10));
             spec.entry("progressDeadlineSeconds").or_insert(json!(600));
             rolling_update(spec, "strategy", json!("25%"), json!("25%"));
+            workload_template(spec);
         }
         ("apps", "daemonsets") => {
             let spec = spec_of(map);
             spec.entry("revisionHistoryLimit").or_insert(json!(10));
             rolling_update(spec, "updateStrategy", json!(1), json!(0));
+            workload_template(spec);
         }
         ("apps", "replicasets") => {
-            spec_of(map).entry("replicas").or_insert(json!(1));
+            let spec = spec_of(map);
+            spec.entry("replicas").or_insert(json!(1));
+            workload_template(spec);
         }
         ("", "replicationcontrollers") => replication_controller(map),
         ("autoscaling", "horizontalpodautoscalers") => {
@@ -84,6 +94,7 @@ pub fn normalize(info: &ResourceInfo, object: &mut Value) {
                     strategy.entry("rollingUpdate").or_insert(json!({ "partition": 0 }));
                 }
             }
+            workload_template(spec);
         }
         ("batch", "cronjobs") => {
             let spec = spec_of(map);
@@ -94,7 +105,7 @@ pub fn normalize(info: &ResourceInfo, object: &mut Value) {
             if let Some(pod) =
                 spec.get_mut("jobTemplate").and_then(|t| t.pointer_mut("/spec/template/spec"))
             {
-                pod_spec(pod);
+                template_spec(pod);
             }
         }
         ("", "services") => service(spec_of(map)),
@@ -128,7 +139,7 @@ fn scaling_rules(behavior: &mut Map<String, Value>, direction: &str) {
 }
 
 /// A ReplicationController's selector and labels default to its template's labels, as
-/// upstream's defaulting does; replicas to 1.
+/// upstream's defaulting does; replicas to 1; its pod template gets a template's defaults.
 fn replication_controller(map: &mut Map<String, Value>) {
     let template_labels = map
         .get("spec")
@@ -145,7 +156,9 @@ fn replication_controller(map: &mut Map<String, Value>) {
             spec.insert("selector".into(), labels);
         }
     }
-    spec_of(map).entry("replicas").or_insert(json!(1));
+    let spec = spec_of(map);
+    spec.entry("replicas").or_insert(json!(1));
+    workload_template(spec);
 }
 
 /// A Service's type, session affinity and traffic policies, and each port's protocol and target
@@ -246,30 +259,44 @@ fn job(object: &mut Value) {
     spec.entry("backoffLimit").or_insert(json!(6));
     spec.entry("completionMode").or_insert(json!("NonIndexed"));
     spec.entry("suspend").or_insert(json!(false));
-    if let Some(pod) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
-        pod_spec(pod);
-    }
+    workload_template(spec);
 }
 
-/// Upstream's defaults of a pod spec and its containers. Clients read some of them without
-/// checking (`kubectl debug` dereferences `securityContext`).
+/// Upstream's defaults of a pod's spec: those of every pod template, then the link to the
+/// namespace's Services and the ServiceAccount (`default` unless named), which upstream gives
+/// pods only.
 fn pod_spec(spec: &mut Value) {
+    let Some(map) = spec.as_object_mut() else { return };
+    map.entry("enableServiceLinks").or_insert(json!(true));
+    map.entry("serviceAccountName").or_insert(json!(super::service_accounts::DEFAULT));
+    template_spec(spec);
+}
+
+/// Upstream's defaults of a pod template's spec and its containers, as a workload stores and
+/// `kubectl describe` shows them. Clients read some of them without checking (`kubectl debug`
+/// dereferences `securityContext`).
+fn template_spec(spec: &mut Value) {
     let Some(spec) = spec.as_object_mut() else { return };
     spec.entry("restartPolicy").or_insert(json!("Always"));
     spec.entry("terminationGracePeriodSeconds").or_insert(json!(30));
     spec.entry("dnsPolicy").or_insert(json!("ClusterFirst"));
     spec.entry("schedulerName").or_insert(json!("default-scheduler"));
     spec.entry("securityContext").or_insert(json!({}));
-    spec.entry("enableServiceLinks").or_insert(json!(true));
-    let account =
-        spec.entry("serviceAccountName").or_insert(json!(super::service_accounts::DEFAULT));
-    let account = account.clone();
-    spec.entry("serviceAccount").or_insert(account);
+    if let Some(account) = spec.get("serviceAccountName").cloned() {
+        spec.entry("serviceAccount").or_insert(account);
+    }
     for list in ["initContainers", "containers"] {
         let containers = spec.get_mut(list).and_then(Value::as_array_mut);
         for container in containers.into_iter().flatten().filter_map(Value::as_object_mut) {
             self::container(container);
         }
+    }
+}
+
+/// The defaults of the pod template at `spec.template.spec`, when there is one.
+fn workload_template(spec: &mut Map<String, Value>) {
+    if let Some(pod) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
+        template_spec(pod);
     }
 }
 
@@ -370,6 +397,37 @@ mod tests {
     }
 
     #[test]
+    fn pod_templates_get_a_templates_defaults_and_only_pods_an_account() {
+        let template = json!({"spec": {"containers": [{"name": "web", "image": "nginx:1.27",
+            "ports": [{"containerPort": 8080}]}]}});
+        for resource in ["deployments", "replicasets", "daemonsets", "statefulsets"] {
+            let mut workload = json!({"spec": {"template": template.clone()}});
+            normalize(&info(resource), &mut workload);
+            let pod = &workload["spec"]["template"]["spec"];
+            assert_eq!(
+                (&pod["dnsPolicy"], &pod["restartPolicy"], &pod["terminationGracePeriodSeconds"]),
+                (&json!("ClusterFirst"), &json!("Always"), &json!(30)),
+                "{resource}"
+            );
+            let web = &pod["containers"][0];
+            assert_eq!(web["ports"][0]["protocol"], "TCP", "{resource}");
+            assert_eq!(web["imagePullPolicy"], "IfNotPresent", "{resource}");
+            assert!(pod.get("serviceAccountName").is_none(), "{resource}: pods only");
+            assert!(pod.get("enableServiceLinks").is_none(), "{resource}: pods only");
+        }
+        let mut named = json!({"spec": {"template": {"spec": {"serviceAccountName": "robot"}}}});
+        normalize(&info("deployments"), &mut named);
+        assert_eq!(named["spec"]["template"]["spec"]["serviceAccount"], "robot");
+
+        let mut pod = template.clone();
+        on_create(&info("pods"), &mut pod);
+        assert_eq!(
+            (&pod["spec"]["serviceAccountName"], &pod["spec"]["serviceAccount"]),
+            (&json!("default"), &json!("default"))
+        );
+    }
+
+    #[test]
     fn services_stateful_sets_cron_jobs_and_replication_controllers_get_upstream_defaults() {
         let mut service = json!({"spec": {"ports": [{"port": 80}, {"port": 53, "protocol": "UDP", "targetPort": "dns"}]}});
         normalize(&info("services"), &mut service);
@@ -457,7 +515,7 @@ mod tests {
     }
 
     #[test]
-    fn a_secret_s_string_data_becomes_base64_data() {
+    fn a_secret_s_string_data_becomes_base64_data_and_its_type_defaults_to_opaque() {
         let mut secret = json!({
             "kind": "Secret",
             "data": { "kept": "a2VwdA==", "token": "b2xk" },
@@ -468,9 +526,13 @@ mod tests {
             secret,
             json!({
                 "kind": "Secret",
-                "data": { "kept": "a2VwdA==", "token": "bmV3", "hash": "MDg2N2Zk" }
+                "data": { "kept": "a2VwdA==", "token": "bmV3", "hash": "MDg2N2Zk" },
+                "type": "Opaque"
             })
         );
+        let mut tls = json!({ "type": "kubernetes.io/tls" });
+        normalize(&info("secrets"), &mut tls);
+        assert_eq!(tls["type"], "kubernetes.io/tls", "a given type stays");
         let mut config_map = json!({ "stringData": { "a": "b" } });
         normalize(&info("configmaps"), &mut config_map);
         assert!(config_map.get("stringData").is_some(), "only Secrets are normalised");

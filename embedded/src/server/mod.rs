@@ -10,6 +10,7 @@ mod errors;
 mod eviction;
 mod gc;
 mod impersonation;
+mod kind_checks;
 mod metrics_api;
 mod object_checks;
 mod objects;

@@ -127,6 +127,19 @@ fn has_status_subresource(info: &ResourceInfo) -> bool {
     info.subresources.iter().any(|s| matches!(s, Subresource::Status))
 }
 
+/// What a lowercase RFC 1123 label (a DNS-1123 label) must be, in upstream's words.
+pub const DNS_LABEL_RULE: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+
+/// Whether `text` is a DNS-1123 label: 1 to 63 lowercase alphanumerics or '-', starting and
+/// ending alphanumeric.
+pub fn is_dns_label(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 63
+        && text.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !text.starts_with('-')
+        && !text.ends_with('-')
+}
+
 /// Checks a name the way upstream checks object names (a DNS subdomain; a DNS label for
 /// namespaces; any path segment for RBAC's kinds, so `system:discovery`), returning the causes.
 pub fn name_problems(info: &ResourceInfo, name: &str) -> Vec<Cause> {
@@ -148,20 +161,13 @@ pub fn name_problems(info: &ResourceInfo, name: &str) -> Vec<Cause> {
     let label =
         info.group.is_empty() && matches!(info.resource.as_str(), "namespaces" | "services");
     let max = if label { 63 } else { 253 };
-    let valid_part = |part: &str| {
-        !part.is_empty()
-            && part.len() <= 63
-            && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !part.starts_with('-')
-            && !part.ends_with('-')
-    };
-    let ok =
-        name.len() <= max && if label { valid_part(name) } else { name.split('.').all(valid_part) };
+    let ok = name.len() <= max
+        && if label { is_dns_label(name) } else { name.split('.').all(is_dns_label) };
     if ok {
         return Vec::new();
     }
     let rule = if label {
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
+        DNS_LABEL_RULE
     } else {
         "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
     };
@@ -233,13 +239,20 @@ pub fn prepare_create(
     drop_empty_metadata(&mut object);
     super::defaults::normalize(info, &mut object);
     super::defaults::on_create(info, &mut object);
-    refuse_problems(info, &name, &object)?;
+    refuse_problems(info, &name, &object, None)?;
     Ok(object)
 }
 
-/// Refuses an object upstream's validation of every kind would refuse (see `object_checks`).
-fn refuse_problems(info: &ResourceInfo, name: &str, object: &Value) -> ApiResult<()> {
-    let problems = super::object_checks::problems(info, object);
+/// Refuses an object upstream's validation would refuse: checks of every kind (see
+/// `object_checks`) and of its own kind (see `kind_checks`), on an update against `old`.
+fn refuse_problems(
+    info: &ResourceInfo,
+    name: &str,
+    object: &Value,
+    old: Option<&Value>,
+) -> ApiResult<()> {
+    let mut problems = super::object_checks::problems(info, object);
+    problems.extend(super::kind_checks::problems(info, object, old));
     if problems.is_empty() {
         return Ok(());
     }
@@ -284,8 +297,8 @@ pub fn check_type(info: &ResourceInfo, object: &mut Value) -> ApiResult<()> {
 /// - through `/status`, only `status` changes (and metadata changes are ignored);
 /// - through a pod's `/ephemeralcontainers`, only containers are added to them (see
 ///   `ephemeral`);
-/// - uid, name, namespace, creation time and deletion time never change;
-/// - `generation` moves by one when anything but metadata and status changed.
+/// - uid, name, namespace, creation time, deletion time and generation never change (the
+///   generation moves after admission, see [`count_generation`]).
 pub fn prepare_update(
     info: &ResourceInfo,
     subresource: Option<&str>,
@@ -367,12 +380,18 @@ pub fn prepare_update(
     }
     drop_empty_metadata(&mut new);
     super::defaults::normalize(info, &mut new);
-    if tracks_generation(info) && spec_changed(old, &new) {
-        let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(1);
-        metadata_mut(&mut new).insert("generation".into(), json!(generation + 1));
-    }
-    refuse_problems(info, &name, &new)?;
+    refuse_problems(info, &name, &new, Some(old))?;
     Ok(new)
+}
+
+/// Moves `new`'s generation one past `old`'s when anything but metadata and status changed, for
+/// the kinds that count generations. Runs on the admitted object, so that fields admission
+/// prunes do not count as a change.
+pub fn count_generation(info: &ResourceInfo, old: &Value, new: &mut Value) {
+    if tracks_generation(info) && spec_changed(old, new) {
+        let generation = old.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
+        metadata_mut(new).insert("generation".into(), json!(generation + 1));
+    }
 }
 
 /// The object's finalizers.
@@ -505,16 +524,14 @@ mod tests {
         let mut relabel = old.clone();
         relabel["metadata"]["labels"] = json!({"x": "y"});
         relabel["status"] = json!({"s": 2});
-        let updated = prepare_update(&custom(), None, &old, relabel).unwrap();
+        let mut updated = prepare_update(&custom(), None, &old, relabel).unwrap();
+        count_generation(&custom(), &old, &mut updated);
         assert_eq!(updated["metadata"]["generation"], 3);
         assert_eq!(updated["status"], json!({"s": 1}), "status is kept on the main resource");
 
         let mut respec = old.clone();
         respec["spec"]["a"] = json!(2);
-        assert_eq!(
-            prepare_update(&custom(), None, &old, respec).unwrap()["metadata"]["generation"],
-            4
-        );
+        assert_eq!(generation_after(&old, respec), 4);
 
         let mut status = old.clone();
         status["status"] = json!({"s": 9});
@@ -531,10 +548,14 @@ mod tests {
         let data = |a: i64| json!({"metadata": {"name": "c"}, "data": {"a": a}});
         let created = prepare_create(&info("configmaps"), Some("default"), data(1), "t").unwrap();
         assert!(created["metadata"].get("generation").is_none(), "{created}");
-        let updated = prepare_update(&info("configmaps"), None, &created, data(2)).unwrap();
+        let mut updated = prepare_update(&info("configmaps"), None, &created, data(2)).unwrap();
+        count_generation(&info("configmaps"), &created, &mut updated);
         assert!(updated["metadata"].get("generation").is_none(), "{updated}");
 
-        let deployment = json!({"metadata": {"name": "d"}, "spec": {"replicas": 1}});
+        let deployment = json!({"metadata": {"name": "d"}, "spec": {"replicas": 1,
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "d", "image": "nginx"}]}}}});
         let created = prepare_create(&info("deployments"), Some("default"), deployment, "t");
         assert_eq!(created.unwrap()["metadata"]["generation"], 1);
     }
@@ -544,10 +565,14 @@ mod tests {
         let old = json!({"metadata": {"name": "w", "generation": 1}, "spec": {"a": 1}});
         let mut new = old.clone();
         new["extra"] = json!(true);
-        assert_eq!(
-            prepare_update(&custom(), None, &old, new).unwrap()["metadata"]["generation"],
-            2
-        );
+        assert_eq!(generation_after(&old, new), 2);
+    }
+
+    /// The generation of a custom resource `old` updated to `new`.
+    fn generation_after(old: &Value, new: Value) -> Value {
+        let mut updated = prepare_update(&custom(), None, old, new).unwrap();
+        count_generation(&custom(), old, &mut updated);
+        updated["metadata"]["generation"].clone()
     }
 
     #[test]

@@ -17,8 +17,8 @@ use super::admission::{CRD_CLEANUP_FINALIZER, admit, establish_crd};
 use super::convert::{from_stored, to_stored};
 use super::errors::{ApiError, ApiResult, Cause, Details};
 use super::objects::{
-    deletion_grace, finalizers, is_core, is_crd, is_namespace, meta_str, metadata_mut, now_rfc3339,
-    prepare_create, prepare_update, ready_to_remove, resource_version,
+    count_generation, deletion_grace, finalizers, is_core, is_crd, is_namespace, meta_str,
+    metadata_mut, now_rfc3339, prepare_create, prepare_update, ready_to_remove, resource_version,
 };
 use super::paths::object_key;
 use super::query::Query;
@@ -68,7 +68,10 @@ pub(crate) fn body(request: &ResourceRequest) -> ApiResult<Value> {
             ))
         });
     }
-    if content_type.contains("cbor") {
+    // Without a content type the body is taken as JSON; any other type than JSON or YAML
+    // (CBOR, a form, text) is refused rather than guessed at.
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    if !(essence.is_empty() || essence.ends_with("json") || essence.ends_with("yaml")) {
         return Err(ApiError::unsupported_media_type(format!(
             "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type})"
         )));
@@ -275,6 +278,7 @@ async fn store_update(
     let served = state.registry.served();
     let admitted = admit(&served, info, new, Some(&old), request.query.field_validation)?;
     let mut new = admitted.object;
+    count_generation(info, &old, &mut new);
     if is_crd(info) {
         establish_crd(&mut new, &now);
     }
@@ -494,11 +498,12 @@ fn set_pointer(object: &mut Value, pointer: &str, value: Value) {
 fn patch_error(info: &ResourceInfo, name: &str, error: PatchError) -> ApiError {
     match error {
         PatchError::UnsupportedMediaType(m) => ApiError::unsupported_media_type(m),
+        // The cause names the patch, so that kubectl's `<field>: <message>` reads well.
         PatchError::TestFailed(m) | PatchError::Invalid(m) => ApiError::invalid(
             &info.group,
             &info.kind,
             name,
-            vec![Cause { reason: "FieldValueInvalid".into(), message: m, field: String::new() }],
+            vec![Cause { reason: "FieldValueInvalid".into(), message: m, field: "patch".into() }],
         ),
     }
 }
@@ -526,9 +531,12 @@ pub(crate) async fn patch(state: &ApiState, request: ResourceRequest) -> ApiResu
     if patch_type == PatchType::Apply
         && request.query.field_manager.as_deref().is_none_or(str::is_empty)
     {
-        return Err(ApiError::bad_request(
-            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-        ));
+        let cause = Cause {
+            reason: "FieldValueRequired".into(),
+            message: "Required value: is required for apply patch".into(),
+            field: "fieldManager".into(),
+        };
+        return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", vec![cause]));
     }
     let apply = |live: Option<&Value>| -> ApiResult<Value> {
         patch::apply(patch::ApplyRequest {
@@ -834,6 +842,7 @@ pub(crate) async fn delete_with(
     options: &DeleteOptions,
 ) -> ApiResult<Deleted> {
     let name = meta_str(&current.object, "name").unwrap_or_default();
+    check_deletable(info, name)?;
     if let Some(uid) = &options.uid
         && meta_str(&current.object, "uid") != Some(uid.as_str())
     {
@@ -877,7 +886,26 @@ pub(crate) async fn delete_with(
     Ok(deleted)
 }
 
-/// `DELETE` of a collection: every selected object, as single deletes would.
+/// Namespaces the cluster cannot do without, which upstream's namespace lifecycle admission
+/// refuses to delete.
+const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+
+/// Refuses the deletion of an immortal namespace with upstream's `403`.
+fn check_deletable(info: &ResourceInfo, name: &str) -> ApiResult<()> {
+    if is_namespace(info) && IMMORTAL_NAMESPACES.contains(&name) {
+        return Err(ApiError::forbidden_resource(
+            "",
+            "namespaces",
+            name,
+            "this namespace may not be deleted",
+            "",
+        ));
+    }
+    Ok(())
+}
+
+/// `DELETE` of a collection: every selected object, as single deletes would. A selection that
+/// takes in an object that may not be deleted is refused whole, before anything is deleted.
 pub(crate) async fn delete_collection(
     state: &ApiState,
     request: ResourceRequest,
@@ -888,11 +916,16 @@ pub(crate) async fn delete_collection(
     let propagation = options.propagation.unwrap_or(Propagation::Background);
     let prefix = request.target.prefix();
     let snapshot = state.store.list(&prefix);
+    let selected: Vec<&Entry> = snapshot
+        .entries()
+        .filter(|e| e.key.starts_with(&prefix))
+        .filter(|e| super::read::selected(&request.query, &from_stored(&info, &e.object)))
+        .collect();
+    for entry in &selected {
+        check_deletable(&info, meta_str(&entry.object, "name").unwrap_or_default())?;
+    }
     let mut items = Vec::new();
-    for entry in snapshot.entries().filter(|e| e.key.starts_with(&prefix)) {
-        if !super::read::selected(&request.query, &from_stored(&info, &entry.object)) {
-            continue;
-        }
+    for entry in selected {
         let grace = options.grace_period;
         match delete_entry(&state.store, &info, entry, propagation, grace, options.dry_run).await {
             Ok(Deleted::Removed(o) | Deleted::Marked(o)) => {

@@ -13,6 +13,7 @@
 //! and evaluated by `kube-cel`.
 
 mod cel;
+mod decode;
 mod defaults;
 mod errors;
 mod formats;
@@ -27,6 +28,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube_cel::RootContext;
 use serde_json::Value;
 
+pub(crate) use decode::type_mismatch;
 pub(crate) use errors::{Bad, duplicate, forbidden, not_found, required};
 pub use errors::{FieldError, FieldErrorKind, FieldErrors};
 pub(crate) use prune::prune;

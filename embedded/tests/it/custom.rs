@@ -98,6 +98,23 @@ async fn server_side_apply_owns_fields_and_reports_conflicts() {
     let managers: Vec<String> =
         forced.metadata.managed_fields.unwrap().into_iter().filter_map(|m| m.manager).collect();
     assert!(managers.contains(&"bob".to_owned()), "{managers:?}");
+
+    // Without a field manager an apply is invalid, as upstream says it.
+    let request = axum::http::Request::patch("/api/v1/namespaces/default/configmaps/shared")
+        .header("Content-Type", "application/apply-patch+yaml")
+        .body(serde_json::to_vec(&cm("3")).unwrap())
+        .unwrap();
+    let (code, reason, message) =
+        api_error(test.client.request::<ConfigMap>(request).await.unwrap_err());
+    assert_eq!(
+        (code, reason.as_str(), message.as_str()),
+        (
+            422,
+            "Invalid",
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required \
+             for apply patch"
+        )
+    );
 }
 
 #[tokio::test]

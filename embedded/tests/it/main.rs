@@ -3,6 +3,8 @@
 mod collection;
 mod crud;
 mod custom;
+mod decoding;
+mod kind_checks;
 mod rbac;
 mod runtime;
 mod support;

@@ -262,23 +262,37 @@ fn parse_schedule(spec: &CronJobSpec, since: Timestamp) -> Result<Schedule, Even
             EventNote::warning("UnknownTimeZone", note)
         })?,
     };
-    let unparseable = |reason: &str| {
+    parse_expression(&spec.schedule, zone, since).map_err(|reason| {
         let note = format!("unparseable schedule: \"{}\" : {reason}", spec.schedule);
         EventNote::warning("UnparseableSchedule", note)
-    };
-    let expression = spec.schedule.trim();
+    })
+}
+
+/// What is wrong with a CronJob's schedule expression, if anything: what the API server's
+/// validation tells a client that writes it.
+pub(crate) fn schedule_problem(expression: &str) -> Option<String> {
+    parse_expression(expression, TimeZone::UTC, Timestamp::UNIX_EPOCH).err()
+}
+
+/// A schedule expression (five cron fields, a macro, `@every <duration>`) in `zone`; the error
+/// says why it does not parse.
+fn parse_expression(
+    expression: &str,
+    zone: TimeZone,
+    since: Timestamp,
+) -> Result<Schedule, String> {
+    let expression = expression.trim();
     if expression.starts_with("TZ=") || expression.starts_with("CRON_TZ=") {
-        return Err(unparseable("TZ and CRON_TZ are not supported, use spec.timeZone"));
+        return Err("TZ and CRON_TZ are not supported, use spec.timeZone".into());
     }
     if let Some(duration) = expression.strip_prefix("@every ") {
-        let interval = every_interval(duration.trim()).map_err(|problem| {
-            unparseable(&format!("failed to parse duration {expression}: {problem}"))
-        })?;
+        let interval = every_interval(duration.trim())
+            .map_err(|problem| format!("failed to parse duration {expression}: {problem}"))?;
         return Ok(Schedule::Every { interval, since, time_zone: zone });
     }
     CronSchedule::with_time_zone(expression, zone)
         .map(|cron| Schedule::Cron(Box::new(cron)))
-        .map_err(|problem| unparseable(&problem.message))
+        .map_err(|problem| problem.message)
 }
 
 /// The latest time `schedule` fires after `after` and at or before `until`, found by halving
