@@ -20,6 +20,7 @@ pub(crate) mod pod_exec;
 pub mod pod_log;
 mod port_forward;
 mod query;
+mod quota;
 mod rbac;
 mod read;
 mod registry;
@@ -250,6 +251,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         usage: Arc::default(),
     };
     gc::spawn(store.clone(), state.registry.clone());
+    quota::spawn(store.clone());
     rbac::spawn_aggregation(store.clone());
     let app = router(state);
 

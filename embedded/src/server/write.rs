@@ -24,7 +24,7 @@ use super::paths::object_key;
 use super::query::Query;
 use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
 use super::{ApiState, ResourceRequest};
-use super::{ephemeral, rbac, root_ca, service_accounts};
+use super::{ephemeral, quota, rbac, root_ca, service_accounts};
 
 /// How often a patch is retried when another writer got in between.
 const PATCH_ATTEMPTS: usize = 5;
@@ -194,6 +194,7 @@ async fn create_object(
     if is_core(info, "pods") {
         service_accounts::check_pod(&state.store, &object).await?;
     }
+    quota::admit(&state.store, info, &object)?;
     // Held until the Service is stored, so that no other Service takes its addresses meanwhile.
     let _allocation = match is_core(info, "services") {
         true => Some(state.services.allocate(&state.store, None, &mut object).await?),

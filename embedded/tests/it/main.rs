@@ -5,6 +5,7 @@ mod crud;
 mod custom;
 mod decoding;
 mod kind_checks;
+mod quota;
 mod rbac;
 mod runtime;
 mod support;
