@@ -20,8 +20,37 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
             if let Some(spec) = object.get_mut("spec") {
                 pod_spec(spec);
             }
+            let qos = qos_class(object.get("spec").unwrap_or(&Value::Null));
+            object["status"] = json!({ "phase": "Pending", "qosClass": qos });
         }
         _ => {}
+    }
+}
+
+/// A pod's quality of service class, from its containers' CPU and memory: `BestEffort` when
+/// none asks for or limits either, `Guaranteed` when every container limits both and asks for
+/// no less or more (a request left out is the limit), else `Burstable`.
+fn qos_class(spec: &Value) -> &'static str {
+    let containers = ["initContainers", "containers"]
+        .iter()
+        .filter_map(|list| spec.get(list).and_then(Value::as_array))
+        .flatten();
+    let (mut any, mut guaranteed) = (false, true);
+    for container in containers {
+        let amount = |kind: &str, resource: &str| {
+            let text = container.pointer(&format!("/resources/{kind}/{resource}"))?.as_str()?;
+            crate::node::quantity::parse(text).ok()
+        };
+        for resource in ["cpu", "memory"] {
+            let (request, limit) = (amount("requests", resource), amount("limits", resource));
+            any |= request.is_some() || limit.is_some();
+            guaranteed &= limit.is_some() && request.is_none_or(|r| Some(r) == limit);
+        }
+    }
+    match (any, guaranteed) {
+        (false, _) => "BestEffort",
+        (true, true) => "Guaranteed",
+        (true, false) => "Burstable",
     }
 }
 
@@ -40,6 +69,18 @@ pub fn normalize(info: &ResourceInfo, object: &mut Value) {
     }
     let Some(map) = object.as_object_mut() else { return };
     match (info.group.as_str(), info.resource.as_str()) {
+        // Upstream labels every namespace with its name, for selectors of namespaces.
+        ("", "namespaces") => {
+            let name = map.get("metadata").and_then(|m| m.get("name")).cloned();
+            if let Some(name) = name {
+                let metadata = map.entry("metadata").or_insert_with(|| json!({}));
+                let labels = &mut metadata["labels"];
+                if !labels.is_object() {
+                    *labels = json!({});
+                }
+                labels["kubernetes.io/metadata.name"] = name;
+            }
+        }
         ("", "secrets") => {
             fold_string_data(map);
             if map.get("type").and_then(Value::as_str).is_none_or(str::is_empty) {
@@ -252,6 +293,8 @@ fn job(object: &mut Value) {
             }
         }
     }
+    // A Job without labels of its own takes its pods', so that `-l job-name=…` finds it.
+    let pod_labels = spec.get("template").and_then(|t| t.pointer("/metadata/labels")).cloned();
     if spec.get("completions").is_none() && spec.get("parallelism").is_none() {
         spec.insert("completions".into(), json!(1));
     }
@@ -260,6 +303,10 @@ fn job(object: &mut Value) {
     spec.entry("completionMode").or_insert(json!("NonIndexed"));
     spec.entry("suspend").or_insert(json!(false));
     workload_template(spec);
+    let own = object.pointer("/metadata/labels").and_then(Value::as_object);
+    if let Some(labels) = pod_labels.filter(|_| own.is_none_or(Map::is_empty)) {
+        object["metadata"]["labels"] = labels;
+    }
 }
 
 /// Upstream's defaults of a pod's spec: those of every pod template, then the link to the
@@ -497,6 +544,49 @@ mod tests {
             "what is set stays"
         );
         assert_eq!(web["ports"], json!([{"containerPort": 80, "protocol": "TCP"}]));
+    }
+
+    #[test]
+    fn a_new_pod_is_pending_in_its_quality_of_service_class() {
+        let class = |resources: Vec<Value>| {
+            let containers: Vec<Value> = resources
+                .into_iter()
+                .enumerate()
+                .map(|(i, r)| json!({"name": format!("c{i}"), "image": "x:1", "resources": r}))
+                .collect();
+            let mut pod = json!({"spec": {"containers": containers}, "status": {}});
+            on_create(&info("pods"), &mut pod);
+            assert_eq!(pod["status"]["phase"], "Pending");
+            pod["status"]["qosClass"].as_str().unwrap().to_owned()
+        };
+        let both = json!({"limits": {"cpu": "1", "memory": "1Gi"}});
+        assert_eq!(class(vec![json!({}), json!({})]), "BestEffort");
+        assert_eq!(class(vec![both.clone()]), "Guaranteed");
+        let same = json!({"requests": {"cpu": "1000m", "memory": "1Gi"},
+            "limits": {"cpu": "1", "memory": "1Gi"}});
+        assert_eq!(class(vec![both.clone(), same]), "Guaranteed", "equal amounts in any form");
+        assert_eq!(class(vec![both.clone(), json!({})]), "Burstable");
+        let less = json!({"requests": {"cpu": "500m"}, "limits": {"cpu": "1", "memory": "1Gi"}});
+        assert_eq!(class(vec![less]), "Burstable");
+    }
+
+    #[test]
+    fn namespaces_are_labelled_with_their_name_and_jobs_with_their_pods_labels() {
+        let mut namespace = json!({"metadata": {"name": "team", "labels": {"tier": "a"}}});
+        normalize(&info("namespaces"), &mut namespace);
+        assert_eq!(
+            namespace["metadata"]["labels"],
+            json!({"tier": "a", "kubernetes.io/metadata.name": "team"})
+        );
+        let mut job = json!({"metadata": {"name": "pj", "uid": "u"},
+            "spec": {"template": {"spec": {"containers": []}}}});
+        on_create(&info("jobs"), &mut job);
+        assert_eq!(job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"]);
+        assert_eq!(job["metadata"]["labels"]["job-name"], "pj");
+        let mut labelled = json!({"metadata": {"name": "l", "uid": "u", "labels": {"own": "x"}},
+            "spec": {"template": {}}});
+        on_create(&info("jobs"), &mut labelled);
+        assert_eq!(labelled["metadata"]["labels"], json!({"own": "x"}), "its own labels stay");
     }
 
     #[test]

@@ -229,9 +229,12 @@ pub fn prepare_create(
     if tracks_generation(info) {
         meta.insert("generation".into(), json!(1));
     }
+    // As upstream's strategies: a new object's status is the controllers' to write (a Job
+    // copied with its status would otherwise never run), except a Node's, which its kubelet
+    // registers with, and a CRD's, which the server fills.
     if has_status_subresource(info)
         && !is_crd(info)
-        && !info.builtin
+        && !is_core(info, "nodes")
         && let Some(map) = object.as_object_mut()
     {
         map.remove("status");
@@ -481,6 +484,18 @@ mod tests {
         assert_eq!(meta["generation"], 1);
         assert!(meta.get("resourceVersion").is_none());
         assert!(object.get("status").is_none());
+    }
+
+    #[test]
+    fn a_built_in_object_is_created_without_the_status_it_sent_but_a_node() {
+        let job = json!({"metadata": {"name": "rerun"}, "spec": {"template": {"spec":
+            {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}},
+            "status": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}});
+        let created = prepare_create(&info("jobs"), Some("default"), job, "t").unwrap();
+        assert!(created.get("status").is_none(), "{created}");
+        let node = json!({"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "2"}}});
+        let created = prepare_create(&info("nodes"), None, node, "t").unwrap();
+        assert_eq!(created["status"]["capacity"]["cpu"], "2");
     }
 
     #[test]
