@@ -252,6 +252,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     };
     gc::spawn(store.clone(), state.registry.clone());
     quota::spawn(store.clone());
+    root_ca::spawn(store.clone(), state.ca_pem.clone());
     rbac::spawn_aggregation(store.clone());
     let app = router(state);
 

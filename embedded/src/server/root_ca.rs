@@ -1,14 +1,17 @@
 //! Every namespace holds the ConfigMap `kube-root-ca.crt` with the certificate of the CA that
 //! signed the API server's, as kube-controller-manager's root CA publisher keeps it on a
 //! cluster: pods and tools that talk to the API server read it to trust it. The server writes it
-//! with each namespace and refreshes it in every namespace at start.
+//! with each namespace, refreshes it in every namespace at start, and puts it back when it is
+//! deleted or changed.
+
+use std::sync::Arc;
 
 use serde_json::json;
 
 use crate::catalog::builtin_resource;
 use crate::storage::{Store, StoreError, WriteOp};
 
-use super::objects::{now_rfc3339, prepare_create};
+use super::objects::{meta_str, now_rfc3339, prepare_create};
 use super::paths::object_key;
 use super::service_accounts::namespace_names;
 
@@ -39,7 +42,7 @@ pub(crate) async fn publish(
         }
     };
     match store.write(op).await {
-        // Someone else wrote it meanwhile: the next start sets it right.
+        // Someone else wrote it meanwhile: that write's event brings another look (`spawn`).
         Ok(_) | Err(StoreError::AlreadyExists { .. } | StoreError::Conflict { .. }) => Ok(()),
         Err(e) => Err(e),
     }
@@ -51,4 +54,40 @@ pub(crate) async fn publish_everywhere(store: &Store, ca_pem: &str) -> Result<()
         publish(store, &namespace, ca_pem).await?;
     }
     Ok(())
+}
+
+/// Puts the ConfigMap back whenever it is deleted or changed in a namespace that is not itself
+/// being deleted, until the store shuts down.
+pub(crate) fn spawn(store: Store, ca_pem: Arc<str>) -> tokio::task::JoinHandle<()> {
+    let configmaps = builtin_resource("", "configmaps").expect("configmaps are built in");
+    let namespaces = builtin_resource("", "namespaces").expect("namespaces are built in");
+    let prefix = super::paths::resource_prefix(configmaps);
+    tokio::spawn(async move {
+        let Ok(mut watch) = store.watch(&prefix, store.revision()) else { return };
+        loop {
+            let event = match watch.next().await {
+                Some(Ok(event)) => event,
+                // Fell behind the history: watch from now, and set right what was missed.
+                Some(Err(StoreError::Compacted { .. })) => {
+                    let Ok(again) = store.watch(&prefix, store.revision()) else { return };
+                    watch = again;
+                    if publish_everywhere(&store, &ca_pem).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                None | Some(Err(_)) => return,
+            };
+            if meta_str(&event.object, "name") != Some(NAME) {
+                continue;
+            }
+            let namespace = meta_str(&event.object, "namespace").unwrap_or_default();
+            let live = store.get(&object_key(namespaces, "", namespace));
+            let held =
+                live.is_some_and(|n| n.object.pointer("/metadata/deletionTimestamp").is_none());
+            if held && let Err(error) = publish(&store, namespace, &ca_pem).await {
+                tracing::warn!(%error, namespace, "restoring the root CA ConfigMap failed");
+            }
+        }
+    })
 }

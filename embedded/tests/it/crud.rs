@@ -11,7 +11,7 @@ use kube::api::{
 };
 use serde_json::json;
 
-use crate::support::{api_error, config, start, start_with};
+use crate::support::{api_error, config, eventually, start, start_with};
 
 fn config_map(name: &str, labels: &[(&str, &str)]) -> ConfigMap {
     ConfigMap {
@@ -262,6 +262,25 @@ async fn pages_are_not_cut_short_by_other_lists_at_the_same_revision() {
     }
     names.remove("kube-root-ca.crt");
     assert_eq!(names.len(), 7, "every page of the list is there: {names:?}");
+}
+
+#[tokio::test]
+async fn the_root_ca_config_map_comes_back_when_deleted_or_changed() {
+    let test = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
+    let original = api.get("kube-root-ca.crt").await.unwrap().data.unwrap();
+    api.delete("kube-root-ca.crt", &DeleteParams::default()).await.unwrap();
+    let restored = eventually("the ConfigMap is back", || async {
+        api.get("kube-root-ca.crt").await.ok()?.data
+    })
+    .await;
+    assert_eq!(restored, original);
+    let change = Patch::Merge(json!({"data": {"ca.crt": "not the CA"}}));
+    api.patch("kube-root-ca.crt", &PatchParams::default(), &change).await.unwrap();
+    eventually("the CA is put back", || async {
+        (api.get("kube-root-ca.crt").await.ok()?.data? == original).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
