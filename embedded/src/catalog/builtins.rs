@@ -276,6 +276,12 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                     .wide(),
                 col("External-IP", "string", "computed:node-address:ExternalIP", "External IP of the node.")
                     .wide(),
+                col("OS-Image", "string", ".status.nodeInfo.osImage", "The node's operating system image.")
+                    .wide(),
+                col("Kernel-Version", "string", ".status.nodeInfo.kernelVersion", "The node's kernel version.")
+                    .wide(),
+                col("Container-Runtime", "string", ".status.nodeInfo.containerRuntimeVersion", "The node's container runtime.")
+                    .wide(),
             ])
             .fields(&["spec.unschedulable"])
             .with_schema(builtin_schema::<core::v1::Node>),

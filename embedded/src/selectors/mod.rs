@@ -195,11 +195,24 @@ fn unescape(value: &str) -> Option<String> {
 /// `spec.nodeName`, `involvedObject.uid`, `status.phase`, ...) to its scalar
 /// value as a string (arrays of scalars are joined with `,`).
 ///
+/// A Job's `status.successful` is its `status.succeeded`, and a Node's `spec.unschedulable` is
+/// `false` when unset, as upstream's field sets give them.
+///
 /// Events are one kind seen through two APIs, so on `kind: Event` objects
 /// `involvedObject.*` and `regarding.*`, and `reportingComponent` and
 /// `reportingController`, resolve to each other, and `source` is
 /// `source.component` (or `deprecatedSource.component`).
 pub fn field_value(object: &Value, field: &str) -> Option<String> {
+    // Fields upstream's field sets name their own way, or give Go's zero value when unset.
+    match field {
+        "status.successful" => {
+            return Some(lookup(object, "status.succeeded").unwrap_or_else(|| "0".into()));
+        }
+        "spec.unschedulable" => {
+            return Some(lookup(object, field).unwrap_or_else(|| "false".into()));
+        }
+        _ => {}
+    }
     let is_event = object.get("kind").and_then(Value::as_str) == Some("Event");
     if is_event && field == "source" {
         return lookup(object, "source.component")

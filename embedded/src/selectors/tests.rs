@@ -233,3 +233,14 @@ fn field_getter_on_events() {
         None
     );
 }
+
+#[test]
+fn field_getter_gives_jobs_and_nodes_their_upstream_fields() {
+    let job = json!({"kind": "Job", "status": {"succeeded": 1}});
+    assert_eq!(field_value(&job, "status.successful").as_deref(), Some("1"));
+    assert_eq!(field_value(&json!({"kind": "Job"}), "status.successful").as_deref(), Some("0"));
+    let node = json!({"kind": "Node", "spec": {}});
+    assert_eq!(field_value(&node, "spec.unschedulable").as_deref(), Some("false"));
+    let cordoned = json!({"kind": "Node", "spec": {"unschedulable": true}});
+    assert_eq!(field_value(&cordoned, "spec.unschedulable").as_deref(), Some("true"));
+}

@@ -316,7 +316,27 @@ fn pod_spec(spec: &mut Value) {
     let Some(map) = spec.as_object_mut() else { return };
     map.entry("enableServiceLinks").or_insert(json!(true));
     map.entry("serviceAccountName").or_insert(json!(super::service_accounts::DEFAULT));
+    default_tolerations(map);
     template_spec(spec);
+}
+
+/// Upstream's `DefaultTolerationSeconds`: a pod stays 300 s on a node that is not ready or
+/// unreachable before it is evicted, unless it says otherwise by tolerating those taints.
+fn default_tolerations(spec: &mut Map<String, Value>) {
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    let Some(list) = tolerations.as_array_mut() else { return };
+    for taint in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
+        let tolerated = list.iter().any(|t| {
+            let field = |name: &str| t.get(name).and_then(Value::as_str).unwrap_or_default();
+            let key_matches =
+                field("key") == taint || (field("key").is_empty() && field("operator") == "Exists");
+            key_matches && matches!(field("effect"), "" | "NoExecute")
+        });
+        if !tolerated {
+            list.push(json!({"key": taint, "operator": "Exists", "effect": "NoExecute",
+                "tolerationSeconds": 300}));
+        }
+    }
 }
 
 /// Upstream's defaults of a pod template's spec and its containers, as a workload stores and
@@ -532,6 +552,14 @@ mod tests {
             (&spec["securityContext"], &spec["enableServiceLinks"]),
             (&json!({}), &json!(true))
         );
+        let not_ready = json!({"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+            "effect": "NoExecute", "tolerationSeconds": 300});
+        assert_eq!(spec["tolerations"][0], not_ready);
+        assert_eq!(spec["tolerations"][1]["key"], "node.kubernetes.io/unreachable");
+        let mut tolerant = json!({"spec": {"containers": [],
+            "tolerations": [{"operator": "Exists"}, {"key": "node.kubernetes.io/not-ready"}]}});
+        on_create(&info("pods"), &mut tolerant);
+        assert_eq!(tolerant["spec"]["tolerations"].as_array().unwrap().len(), 2, "tolerated");
         assert_eq!(
             spec["initContainers"][0],
             json!({"name": "init", "image": "busybox:1.36", "imagePullPolicy": "IfNotPresent",

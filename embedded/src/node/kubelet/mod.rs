@@ -3,6 +3,7 @@
 mod backoff;
 mod env;
 mod ephemeral;
+mod pod_ips;
 mod probe;
 mod service_account;
 mod status;
@@ -81,6 +82,7 @@ impl Kubelet {
             supervisor: options.supervisor,
             api: options.api,
             events: crate::node::events::EventLog::start(client.clone()),
+            ips: Default::default(),
             shutdown: stop,
         });
         let workers: Arc<std::sync::Mutex<HashMap<String, Worker>>> = Arc::default();

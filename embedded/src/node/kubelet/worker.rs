@@ -55,6 +55,8 @@ pub struct Shared {
     pub api: Option<service_account::ApiAccess>,
     /// Records the pods' events, as the kubelet of their node.
     pub events: EventLog,
+    /// The addresses of the simulated pods.
+    pub ips: super::pod_ips::PodIps,
     /// Becomes true when the node shuts down.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -83,6 +85,7 @@ pub async fn run(shared: Arc<Shared>, mut updates: Updates) {
     if let Err(error) = result {
         tracing::warn!(pod = %pod.name_any(), %error, "the local node lost track of a pod");
     }
+    shared.ips.release(&pod.uid().unwrap_or_default());
 }
 
 /// Whether the pod's containers run as local processes: a Job's pods do, unless annotated
@@ -283,11 +286,12 @@ impl Worker {
                 && statuses.iter().all(|s| s.state.as_ref().is_some_and(|st| st.running.is_some()))
         });
         let now = Timestamp::now();
+        let shown_ip = self.pod.status.as_ref().and_then(|s| s.pod_ip.as_deref());
         let mut observed = Observed {
             start_time: Some(
                 self.pod.status.as_ref().and_then(|s| s.start_time.clone()).map_or(now, |t| t.0),
             ),
-            pod_ip: Some(simulated_ip(&uid)),
+            pod_ip: Some(self.shared.ips.assign(&uid, shown_ip)),
             ..Observed::default()
         };
         let starts = !running_before && !is_terminal(&self.pod);
@@ -1120,12 +1124,6 @@ async fn remove_dir(dir: &std::path::Path) {
     {
         tracing::debug!(dir = %dir.display(), %error, "removing a pod directory failed");
     }
-}
-
-/// A stable fake IP for a simulated pod, from its uid.
-fn simulated_ip(uid: &str) -> String {
-    let sum = uid.bytes().fold(0u32, |acc, b| acc.wrapping_mul(31).wrapping_add(u32::from(b)));
-    format!("10.244.{}.{}", (sum >> 8) % 256, (sum % 254) + 1)
 }
 
 #[cfg(test)]
