@@ -1240,6 +1240,27 @@ fn kubectl_drain_evicts_pods_only_as_far_as_their_disruption_budget_allows() {
     eventually(30, "the budget to allow a disruption again", || budget() == "2/1");
 }
 
+#[test]
+fn kubectl_taint_no_execute_evicts_pods_that_do_not_tolerate_it() {
+    let k = Keelson::up_with(&FAST);
+    k.ok(&["run", "plain", "--image=nginx"]);
+    let tolerant = r#"{"spec": {"tolerations": [{"key": "maintenance", "operator": "Exists",
+        "effect": "NoExecute", "tolerationSeconds": 2}]}}"#;
+    k.ok(&["run", "patient", "--image=nginx", "--overrides", tolerant]);
+    eventually(30, "both pods to run", || running_pods(&k, "run").len() == 2);
+    let node = k.ok(&["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"]);
+    let tainted = Instant::now();
+    k.ok(&["taint", "nodes", &node, "maintenance=now:NoExecute"]);
+    eventually(10, "the pod without a toleration to go", || {
+        k.kubectl(&["get", "pod", "plain"]).status.code() == Some(1)
+    });
+    let marked = || !k.jsonpath("pod", "patient", "{.metadata.deletionTimestamp}").is_empty();
+    eventually(15, "the tolerant pod to be evicted", marked);
+    assert!(tainted.elapsed() >= Duration::from_secs(2), "not before its two seconds");
+    let events = k.ok(&["get", "events", "--field-selector", "reason=TaintManagerEviction"]);
+    assert!(events.contains("Marking for deletion Pod default/plain"), "{events}");
+}
+
 const AUTOSCALER: &str = "apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:

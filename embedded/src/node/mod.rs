@@ -20,6 +20,7 @@ mod registration;
 pub mod runtime;
 pub mod scheduler;
 mod scheduling;
+mod taint_eviction;
 pub mod workloads;
 
 use std::path::PathBuf;
@@ -78,8 +79,8 @@ pub struct LocalNode {
     tasks: Vec<JoinHandle<()>>,
 }
 
-/// Registers the nodes, then starts their heartbeats, the scheduler, the workload controllers
-/// and the kubelet.
+/// Registers the nodes, then starts their heartbeats, the scheduler, the taint eviction and
+/// workload controllers and the kubelet.
 pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, kube::Error> {
     registration::register(&client, &options.nodes).await?;
     let reporter = |name: &str| Reporter { controller: name.to_owned(), instance: None };
@@ -90,6 +91,10 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
             Recorder::new(client.clone(), reporter("default-scheduler")),
         )),
     ];
+    tasks.push(tokio::spawn(taint_eviction::run(
+        client.clone(),
+        events::EventLog::start(client.clone()),
+    )));
     tasks.extend(workloads::spawn(Arc::new(workloads::Context {
         client: client.clone(),
         events: events::EventLog::start(client.clone()),
