@@ -4,6 +4,7 @@ mod collection;
 mod crud;
 mod custom;
 mod decoding;
+mod immutable;
 mod kind_checks;
 mod quota;
 mod rbac;

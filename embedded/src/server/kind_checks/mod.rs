@@ -1,14 +1,13 @@
 //! What the Kubernetes API server validates per built-in kind, beyond what `object_checks`
 //! checks on every object: workloads' selectors and pod templates, pods' containers, the keys
 //! and immutability of ConfigMaps and Secrets, Secret types, Service ports and CronJob
-//! schedules, with upstream's causes.
+//! schedules, with upstream's causes; and, in [`updates`], what an update may not change.
 //!
 //! On an update, a cause the stored object already had is not the update's doing and is
 //! dropped: an object stored before a check existed can still be changed (its finalizers
 //! removed, its replicas scaled), as long as the change adds no problem.
-//!
-//! Not checked: a pod's spec is not made immutable, since the scheduler binds pods by patching
-//! `spec.nodeName` through the main resource.
+
+mod updates;
 
 use std::collections::HashSet;
 
@@ -21,9 +20,13 @@ use crate::validation::{self, Bad};
 
 use super::errors::Cause;
 use super::objects::{DNS_LABEL_RULE, is_dns_label};
+use updates::{claim_update, job_update, pod_update, service_update, stateful_set_update};
 
 /// Upstream's detail for a change to an immutable ConfigMap or Secret.
 const IMMUTABLE_SET: &str = "field is immutable when `immutable` is set";
+
+/// Upstream's detail for a change to a field that never changes.
+const IMMUTABLE: &str = "field is immutable";
 
 /// Upstream's rule for the data keys of ConfigMaps and Secrets.
 const CONFIG_KEY_RULE: &str = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";
@@ -50,16 +53,41 @@ fn kind_problems(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Ve
         // Upstream's ReplicaSet message names deployments too.
         ("apps", "deployments" | "replicasets") => workload(object, old, "deployment"),
         ("apps", "daemonsets") => workload(object, old, "daemonset"),
-        ("apps", "statefulsets") => workload(object, old, "statefulset"),
+        // A new selector is refused with the rest of the spec, as upstream refuses it.
+        ("apps", "statefulsets") => {
+            with_update(workload(object, None, "statefulset"), old, |old| {
+                stateful_set_update(info, object, old)
+            })
+        }
         ("", "replicationcontrollers") => replication_controller(object),
-        ("", "pods") => pod_spec(object.get("spec"), "spec"),
-        ("batch", "jobs") => pod_template(object.pointer("/spec/template"), "spec.template"),
+        ("", "pods") => with_update(pod_spec(object.get("spec"), "spec"), old, |old| {
+            pod_update(info, object, old)
+        }),
+        ("batch", "jobs") => {
+            let template = pod_template(object.pointer("/spec/template"), "spec.template");
+            with_update(template, old, |old| job_update(info, object, old))
+        }
         ("batch", "cronjobs") => cron_job(object),
         ("", "configmaps") => config_map(object, old),
         ("", "secrets") => secret(object, old),
-        ("", "services") => service_ports(object),
+        ("", "services") => {
+            with_update(service_ports(object), old, |old| service_update(object, old))
+        }
+        ("", "persistentvolumeclaims") => {
+            with_update(Vec::new(), old, |old| claim_update(info, object, old))
+        }
         _ => Vec::new(),
     }
+}
+
+/// `causes`, and on an update those `check` finds in the change from the stored object.
+fn with_update(
+    mut causes: Vec<Cause>,
+    old: Option<&Value>,
+    check: impl FnOnce(&Value) -> Vec<Cause>,
+) -> Vec<Cause> {
+    causes.extend(old.map(check).unwrap_or_default());
+    causes
 }
 
 /// An apps/v1 workload: a selector that is set, not empty, selects the pod template and never
@@ -78,7 +106,7 @@ fn workload(object: &Value, old: Option<&Value>, kind: &str) -> Vec<Cause> {
     let old_selector = old.and_then(|old| old.pointer("/spec/selector")).filter(|s| !s.is_null());
     if old_selector.is_some() && terms(old_selector) != terms(selector) {
         let shown = selector.map_or_else(|| "null".to_owned(), go_selector);
-        causes.push(invalid("spec.selector", &shown, "field is immutable"));
+        causes.push(invalid("spec.selector", &shown, IMMUTABLE));
     }
     causes.extend(pod_template(template, "spec.template"));
     causes
@@ -214,7 +242,7 @@ fn secret(object: &Value, old: Option<&Value>) -> Vec<Cause> {
         }
     }
     if old.is_some_and(|old| secret_type(old) != kind) {
-        causes.push(invalid("type", &format!("{kind:?}"), "field is immutable"));
+        causes.push(invalid("type", &format!("{kind:?}"), IMMUTABLE));
     }
     causes.extend(immutability(object, old, &["data"]));
     causes
@@ -295,6 +323,11 @@ fn service_ports(object: &Value) -> Vec<Cause> {
     causes
 }
 
+/// A list of strings as Go's `%#v` prints a slice of `kind`.
+fn go_strings(kind: &str, list: Option<&Value>) -> String {
+    go_slice(kind, list, |item| format!("{:?}", item.as_str().unwrap_or_default()))
+}
+
 /// A label map as Go's `%#v` prints it, as upstream's causes show one.
 fn go_labels(labels: Option<&Value>) -> String {
     let Some(labels) = labels.and_then(Value::as_object) else {
@@ -360,19 +393,23 @@ mod tests {
     use super::*;
     use crate::catalog::builtin_resources;
 
-    fn info(resource: &str) -> ResourceInfo {
+    pub(super) fn info(resource: &str) -> ResourceInfo {
         builtin_resources().into_iter().find(|r| r.resource == resource).unwrap()
     }
 
     /// The `field: message` of each cause, and each cause's reason.
-    fn found(resource: &str, object: &Value, old: Option<&Value>) -> Vec<(String, String)> {
+    pub(super) fn found(
+        resource: &str,
+        object: &Value,
+        old: Option<&Value>,
+    ) -> Vec<(String, String)> {
         problems(&info(resource), object, old)
             .into_iter()
             .map(|c| (format!("{}: {}", c.field, c.message), c.reason))
             .collect()
     }
 
-    fn deployment(selector: Value, labels: Value) -> Value {
+    pub(super) fn deployment(selector: Value, labels: Value) -> Value {
         json!({"metadata": {"name": "web"}, "spec": {"selector": selector,
             "template": {"metadata": {"labels": labels},
                 "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}})
