@@ -1,12 +1,35 @@
 //! Pod facts shared by the scheduler, the workload controllers and the kubelet: phases,
-//! readiness, ownership, and pods built from templates.
+//! readiness, ownership, and pods built from templates; and the cluster-wide caches the
+//! scheduler and the taint eviction controller read.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
+
+/// A cache of every `K` in the cluster, and the stream of its changes that keeps it filled
+/// (one item per change, to be polled for the cache to move).
+pub fn cache_all<K>(client: &Client) -> (Store<K>, BoxStream<'static, ()>)
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync,
+    K: 'static,
+{
+    let (store, writer) = reflector::store::<K>();
+    let changes = watcher(Api::<K>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .map(|_| ())
+        .boxed();
+    (store, changes)
+}
 
 /// The annotation by which users say which pods of a controller should go first.
 pub const DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";

@@ -11,13 +11,12 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::events::{Event, EventType, Recorder};
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::Store;
 use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::json;
 
 use super::pod_status;
-use super::pods::{is_deleting, is_terminal, node_name};
+use super::pods::{cache_all, is_deleting, is_terminal, node_name};
 use super::scheduler::{self, NamespaceLabels};
 
 /// The scheduler name pods get by default; pods naming another scheduler are left alone.
@@ -25,23 +24,10 @@ const DEFAULT_SCHEDULER: &str = "default-scheduler";
 
 /// Runs the scheduler until the task is aborted.
 pub async fn run(client: Client, recorder: Recorder) {
-    let (pods, pod_writer) = reflector::store::<Pod>();
-    let (nodes, node_writer) = reflector::store::<Node>();
-    let pod_events = watcher(Api::<Pod>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(pod_writer)
-        .map(|_| ());
-    let node_events = watcher(Api::<Node>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(node_writer)
-        .map(|_| ());
+    let (pods, pod_events) = cache_all::<Pod>(&client);
+    let (nodes, node_events) = cache_all::<Node>(&client);
     // Namespaces' labels, for pod-affinity terms' namespace selectors.
-    let (namespaces, namespace_writer) = reflector::store::<Namespace>();
-    let namespace_events =
-        watcher(Api::<Namespace>::all(client.clone()), watcher::Config::default())
-            .default_backoff()
-            .reflect(namespace_writer)
-            .map(|_| ());
+    let (namespaces, namespace_events) = cache_all::<Namespace>(&client);
     let mut events =
         stream::select(stream::select(pod_events, node_events), namespace_events).boxed();
     let mut scheduler = Scheduler { client, recorder, assumed: HashMap::new() };

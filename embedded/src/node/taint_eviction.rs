@@ -12,12 +12,11 @@ use futures::{FutureExt, StreamExt, stream};
 use k8s_openapi::api::core::v1::{EventSource, Node, Pod, Taint};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{DeleteParams, Preconditions};
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::Store;
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::events::{EventLog, EventNote};
-use super::pods::{is_deleting, is_terminal, node_name};
+use super::pods::{cache_all, is_deleting, is_terminal, node_name};
 use super::scheduler::tolerates;
 
 /// A `NoExecute` taint of a node, by node name, key and value.
@@ -109,17 +108,9 @@ fn untimed_taints(nodes: &[Arc<Node>]) -> Vec<TaintId> {
 
 /// Runs the controller until the task is aborted.
 pub async fn run(client: Client, events: EventLog) {
-    let (pods, pod_writer) = reflector::store::<Pod>();
-    let (nodes, node_writer) = reflector::store::<Node>();
-    let pod_events = watcher(Api::<Pod>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(pod_writer)
-        .map(|_| ());
-    let node_events = watcher(Api::<Node>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(node_writer)
-        .map(|_| ());
-    let mut changes = stream::select(pod_events, node_events).boxed();
+    let (pods, pod_events) = cache_all::<Pod>(&client);
+    let (nodes, node_events) = cache_all::<Node>(&client);
+    let mut changes = stream::select(pod_events, node_events);
     let mut since: HashMap<TaintId, Timestamp> = HashMap::new();
     let mut next: Option<Timestamp> = None;
     loop {
