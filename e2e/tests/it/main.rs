@@ -1,5 +1,6 @@
 //! End to end: `keelson up` started as a process, driven by the real `kubectl`.
 
+mod adoption;
 mod api;
 mod api_events;
 mod autotune;

@@ -101,6 +101,7 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
         job_backoff: options.job_backoff,
         autoscaler_histories: Default::default(),
         scale_targets: Default::default(),
+        strays: Default::default(),
     })));
     let kubelet = kubelet::Kubelet::spawn(
         client,

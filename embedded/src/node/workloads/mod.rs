@@ -6,10 +6,12 @@
 //! resource use.
 //!
 //! Each kind has a pure planner (`plan_*`: objects in, actions and status out) and one reconciler
-//! in `controllers` that lists the children, calls the planner and applies its plan through
-//! the Kubernetes API.
+//! in `controllers` that lists the children, claims them (adopting orphans and releasing what no
+//! longer matches, see `claim`), calls the planner and applies its plan through the Kubernetes
+//! API.
 
 pub mod autoscaler;
+pub mod claim;
 mod controllers;
 pub mod cronjob;
 pub mod daemonset;

@@ -112,6 +112,17 @@ pub fn plan_statefulset(
     }
 }
 
+/// Whether `pod` is named as a member of `set`, `<set>-<digits>`: only such pods are adopted
+/// (upstream's `isMemberOf`).
+pub fn is_member(set: &StatefulSet, pod: &Pod) -> bool {
+    let name = pod.metadata.name.as_deref().unwrap_or_default();
+    name.rsplit_once('-').is_some_and(|(parent, ordinal)| {
+        Some(parent) == set.metadata.name.as_deref()
+            && !ordinal.is_empty()
+            && ordinal.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
 /// The facts of the StatefulSet the plan works from.
 struct Stateful<'a> {
     set: &'a StatefulSet,
@@ -670,6 +681,19 @@ mod tests {
             && status.ready_replicas.unwrap_or(0) >= replicas
             && status.updated_replicas.unwrap_or(0) >= replicas - partition
             && (partition > 0 || status.current_revision == status.update_revision)
+    }
+
+    #[test]
+    fn members_are_named_after_the_set_with_a_numeric_suffix() {
+        let set = statefulset(1, "nginx");
+        let named = |name: &str| Pod {
+            metadata: ObjectMeta { name: Some(name.into()), ..ObjectMeta::default() },
+            ..Pod::default()
+        };
+        assert!(is_member(&set, &named("web-0")) && is_member(&set, &named("web-12")));
+        for other in ["web", "web-", "web-a", "webb-0", "web-x-0", "db-0"] {
+            assert!(!is_member(&set, &named(other)), "{other}");
+        }
     }
 
     #[test]

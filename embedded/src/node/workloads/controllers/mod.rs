@@ -2,10 +2,11 @@
 //! needed), ask the pure planner what to do, apply it, write the status, record events. Those
 //! of the workloads are in `workloads`, of Services' endpoints in `services`, of volumes and
 //! their claims in `volumes`, of disruption budgets in `budgets`, of autoscalers in
-//! `autoscalers`; what they share is here.
+//! `autoscalers`; the adoption and release of children in `claims`; what they share is here.
 
 mod autoscalers;
 mod budgets;
+mod claims;
 mod services;
 mod volumes;
 mod workloads;
@@ -62,6 +63,8 @@ pub struct Context {
     pub scale_targets: std::sync::Mutex<
         std::collections::HashMap<kube::core::GroupVersionKind, (kube::core::ApiResource, Instant)>,
     >,
+    /// Children seen leaving their controllers' selectors, for the controllers to release.
+    pub strays: Arc<super::claim::Strays>,
 }
 
 /// Why a reconcile failed (it is retried).
@@ -81,32 +84,27 @@ pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     let all = watcher::Config::default();
     let mut tasks = Vec::new();
 
-    let rs = Controller::new(Api::<ReplicaSet>::all(client.clone()), all.clone())
-        .owns(Api::<Pod>::all(client.clone()), all.clone())
+    let rs = claiming::<ReplicaSet, Pod>(&ctx)
         .run(workloads::reconcile_replicaset, retry, ctx.clone())
         .for_each(run("replicaset"));
     tasks.push(tokio::spawn(rs));
 
-    let rc = Controller::new(Api::<ReplicationController>::all(client.clone()), all.clone())
-        .owns(Api::<Pod>::all(client.clone()), all.clone())
+    let rc = claiming::<ReplicationController, Pod>(&ctx)
         .run(workloads::reconcile_replication_controller, retry, ctx.clone())
         .for_each(run("replicationcontroller"));
     tasks.push(tokio::spawn(rc));
 
-    let sets = Controller::new(Api::<StatefulSet>::all(client.clone()), all.clone())
-        .owns(Api::<Pod>::all(client.clone()), all.clone())
+    let sets = claiming::<StatefulSet, Pod>(&ctx)
         .run(workloads::reconcile_statefulset, retry, ctx.clone())
         .for_each(run("statefulset"));
     tasks.push(tokio::spawn(sets));
 
-    let deploy = Controller::new(Api::<Deployment>::all(client.clone()), all.clone())
-        .owns(Api::<ReplicaSet>::all(client.clone()), all.clone())
+    let deploy = claiming::<Deployment, ReplicaSet>(&ctx)
         .run(workloads::reconcile_deployment, retry, ctx.clone())
         .for_each(run("deployment"));
     tasks.push(tokio::spawn(deploy));
 
-    let jobs = Controller::new(Api::<Job>::all(client.clone()), all.clone())
-        .owns(Api::<Pod>::all(client.clone()), all.clone())
+    let jobs = claiming::<Job, Pod>(&ctx)
         .run(workloads::reconcile_job, retry, ctx.clone())
         .for_each(run("job"));
     tasks.push(tokio::spawn(jobs));
@@ -117,8 +115,7 @@ pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
         .for_each(run("cronjob"));
     tasks.push(tokio::spawn(cron_jobs));
 
-    let ds = Controller::new(Api::<DaemonSet>::all(client.clone()), all.clone())
-        .owns(Api::<Pod>::all(client.clone()), all.clone());
+    let ds = claiming::<DaemonSet, Pod>(&ctx);
     let sets = ds.store();
     let ds = ds
         .watches(Api::<Node>::all(client.clone()), all.clone(), move |_| {
@@ -194,6 +191,19 @@ pub fn spawn(ctx: Arc<Context>) -> Vec<JoinHandle<()>> {
     tasks
 }
 
+/// A controller of `K` woken by changes of its children of kind `C`: those it owns, and orphans
+/// it may adopt (see `claims::wakes`).
+fn claiming<K, C>(ctx: &Context) -> Controller<K>
+where
+    K: claims::Selecting,
+    C: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    let config = watcher::Config::default();
+    let controller = Controller::new(Api::<K>::all(ctx.client.clone()), config.clone());
+    let wakes = claims::wakes(controller.store(), ctx.strays.clone());
+    controller.watches(Api::<C>::all(ctx.client.clone()), config, wakes)
+}
+
 /// Logs the reconciles that failed (they are retried).
 fn run<T, E: std::fmt::Display>(
     name: &'static str,
@@ -214,13 +224,8 @@ fn after(requeue: Option<Duration>) -> Action {
     requeue.map_or_else(Action::await_change, Action::requeue)
 }
 
-/// The children of `owner_uid` in `namespace` matching `selector`.
-async fn controlled<K>(
-    client: &Client,
-    namespace: &str,
-    selector: Option<&MetaSelector>,
-    owner_uid: &str,
-) -> Result<Vec<K>>
+/// The children of `owner_uid` in `namespace`, for a controller that adopts none.
+async fn controlled<K>(client: &Client, namespace: &str, owner_uid: &str) -> Result<Vec<K>>
 where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
         + Clone
@@ -228,13 +233,7 @@ where
         + std::fmt::Debug,
 {
     let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    let mut params = ListParams::default();
-    if let Some(selector) = selector {
-        let selector =
-            LabelSelector::from_metav1(selector).map_err(|e| Error::Selector(e.to_string()))?;
-        params = params.labels(&selector.to_string());
-    }
-    let list = api.list(&params).await?;
+    let list = api.list(&ListParams::default()).await?;
     Ok(list.items.into_iter().filter(|child| is_controlled_by(child.meta(), owner_uid)).collect())
 }
 

@@ -1,15 +1,16 @@
 //! The workloads' reconcilers: ReplicaSets, ReplicationControllers, StatefulSets (and their
 //! ControllerRevisions), Deployments, Jobs, CronJobs and DaemonSets.
 
+use super::claims::claimed;
 use super::*;
+use crate::node::pods;
 
 pub(super) async fn reconcile_replicaset(rs: Arc<ReplicaSet>, ctx: Arc<Context>) -> Result<Action> {
     if rs.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
-    let namespace = rs.namespace().unwrap_or_default();
-    let selector = rs.spec.as_ref().map(|s| &s.selector);
-    let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*rs)).await?;
+    let own_uid = uid(&*rs);
+    let pods = claimed(&ctx, &*rs, |pod| active_or_controlled(pod, &own_uid)).await?;
     let plan = replicaset::plan_replicaset(&rs, &pods, jiff::Timestamp::now());
     apply_pods(&ctx, &*rs, plan.create, &plan.delete).await?;
     for event in &plan.events {
@@ -26,12 +27,8 @@ pub(super) async fn reconcile_replication_controller(
     if rc.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
-    let namespace = rc.namespace().unwrap_or_default();
-    let selector = MetaSelector {
-        match_labels: rc.spec.as_ref().and_then(|s| s.selector.clone()),
-        match_expressions: None,
-    };
-    let pods = controlled::<Pod>(&ctx.client, &namespace, Some(&selector), &uid(&*rc)).await?;
+    let own_uid = uid(&*rc);
+    let pods = claimed(&ctx, &*rc, |pod| active_or_controlled(pod, &own_uid)).await?;
     let planned = replication::plan_replication_controller(&rc, &pods, jiff::Timestamp::now());
     apply_pods(&ctx, &*rc, planned.plan.create, &planned.plan.delete).await?;
     write_status(&ctx.client, &*rc, rc.status.as_ref(), &planned.status).await?;
@@ -46,12 +43,12 @@ pub(super) async fn reconcile_statefulset(
         return Ok(Action::await_change());
     }
     let namespace = set.namespace().unwrap_or_default();
-    let selector = set.spec.as_ref().map(|s| &s.selector);
-    let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*set)).await?;
+    let pods = claimed(&ctx, &*set, |pod| statefulset::is_member(&set, pod)).await?;
     let mut revisions = Vec::new();
     if let Some(spec) = &set.spec {
+        revisions = claimed(&ctx, &*set, |_| true).await?;
         let status = set.status.as_ref();
-        let live = pods
+        let live: Vec<String> = pods
             .iter()
             .filter_map(|pod| pod.labels().get(daemonset::REVISION_HASH_LABEL).cloned())
             .chain(status.and_then(|s| s.current_revision.clone()))
@@ -64,7 +61,7 @@ pub(super) async fn reconcile_statefulset(
             template: &spec.template,
             limit: spec.revision_history_limit.unwrap_or(10),
         };
-        revisions = record_history(&ctx.client, &owner, live).await?;
+        record_history(&ctx.client, &owner, &revisions, &live).await?;
     }
     // Pods below a rolling update's partition are made from the current revision's template.
     let current = set.status.as_ref().and_then(|s| s.current_revision.as_deref());
@@ -142,8 +139,7 @@ pub(super) async fn reconcile_deployment(d: Arc<Deployment>, ctx: Arc<Context>) 
         return Ok(Action::await_change());
     }
     let namespace = d.namespace().unwrap_or_default();
-    let selector = d.spec.as_ref().map(|s| &s.selector);
-    let sets = controlled::<ReplicaSet>(&ctx.client, &namespace, selector, &uid(&*d)).await?;
+    let sets = claimed(&ctx, &*d, |_| true).await?;
     let plan = deployment::plan_deployment(&d, &sets, jiff::Timestamp::now());
     let api: Api<ReplicaSet> = Api::namespaced(ctx.client.clone(), &namespace);
     if let Some(new) = &plan.create {
@@ -177,8 +173,7 @@ pub(super) async fn reconcile_job(job: Arc<Job>, ctx: Arc<Context>) -> Result<Ac
         return Ok(Action::await_change());
     }
     let namespace = job.namespace().unwrap_or_default();
-    let selector = job.spec.as_ref().and_then(|s| s.selector.as_ref());
-    let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*job)).await?;
+    let pods = claimed(&ctx, &*job, |_: &Pod| true).await?;
     let plan = job::plan_job(&job, &pods, jiff::Timestamp::now(), ctx.job_backoff);
     apply_pods(&ctx, &*job, plan.create, &plan.delete).await?;
     for event in &plan.events {
@@ -203,7 +198,7 @@ pub(super) async fn reconcile_cronjob(cron_job: Arc<CronJob>, ctx: Arc<Context>)
         return Ok(Action::await_change());
     }
     let namespace = cron_job.namespace().unwrap_or_default();
-    let jobs = controlled::<Job>(&ctx.client, &namespace, None, &uid(&*cron_job)).await?;
+    let jobs = controlled::<Job>(&ctx.client, &namespace, &uid(&*cron_job)).await?;
     let plan = cronjob::plan_cronjob(&cron_job, &jobs, jiff::Timestamp::now());
     let api: Api<Job> = Api::namespaced(ctx.client.clone(), &namespace);
     for name in &plan.delete {
@@ -235,11 +230,10 @@ pub(super) async fn reconcile_daemonset(ds: Arc<DaemonSet>, ctx: Arc<Context>) -
     if ds.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
-    let namespace = ds.namespace().unwrap_or_default();
-    let selector = ds.spec.as_ref().map(|s| &s.selector);
-    let pods = controlled::<Pod>(&ctx.client, &namespace, selector, &uid(&*ds)).await?;
+    let pods = claimed(&ctx, &*ds, |_: &Pod| true).await?;
     if let Some(spec) = &ds.spec {
-        let live = pods
+        let revisions = claimed(&ctx, &*ds, |_| true).await?;
+        let live: Vec<String> = pods
             .iter()
             .filter_map(|pod| pod.labels().get(daemonset::REVISION_HASH_LABEL))
             .map(|hash| history::revision_name(&ds.metadata, hash))
@@ -251,7 +245,7 @@ pub(super) async fn reconcile_daemonset(ds: Arc<DaemonSet>, ctx: Arc<Context>) -
             template: &spec.template,
             limit: spec.revision_history_limit.unwrap_or(10),
         };
-        record_history(&ctx.client, &owner, live).await?;
+        record_history(&ctx.client, &owner, &revisions, &live).await?;
     }
     let nodes = Api::<Node>::all(ctx.client.clone()).list(&ListParams::default()).await?.items;
     let plan = daemonset::plan_daemonset(&ds, &nodes, &pods, jiff::Timestamp::now());
@@ -263,17 +257,22 @@ pub(super) async fn reconcile_daemonset(ds: Arc<DaemonSet>, ctx: Arc<Context>) -
     Ok(after(plan.requeue_after))
 }
 
-/// Brings a workload's ControllerRevisions up to date with its template (see `history`), and
-/// returns the revisions it found.
+/// Whether a pod counts for a ReplicaSet or ReplicationController that controls it or not: as
+/// upstream, they adopt active pods only.
+fn active_or_controlled(pod: &Pod, uid: &str) -> bool {
+    pods::is_active(pod) || is_controlled_by(&pod.metadata, uid)
+}
+
+/// Brings a workload's ControllerRevisions, `existing` (claimed), up to date with its template
+/// (see `history`).
 async fn record_history(
     client: &Client,
     owner: &history::Owner<'_>,
-    live: Vec<String>,
-) -> Result<Vec<ControllerRevision>> {
+    existing: &[ControllerRevision],
+    live: &[String],
+) -> Result<()> {
     let namespace = owner.meta.namespace.clone().unwrap_or_default();
-    let owner_uid = owner.meta.uid.clone().unwrap_or_default();
-    let existing = controlled::<ControllerRevision>(client, &namespace, None, &owner_uid).await?;
-    let plan = history::plan_history(owner, &existing, &live);
+    let plan = history::plan_history(owner, existing, live);
     let api: Api<ControllerRevision> = Api::namespaced(client.clone(), &namespace);
     if let Some(revision) = &plan.create {
         done_if_exists(api.create(&PostParams::default(), revision).await)?;
@@ -285,5 +284,5 @@ async fn record_history(
     for name in &plan.delete {
         done_if_gone(api.delete(name, &DeleteParams::default()).await)?;
     }
-    Ok(existing)
+    Ok(())
 }
