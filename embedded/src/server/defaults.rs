@@ -3,7 +3,7 @@
 //! grace period, scheduler, ServiceAccount and security context, its containers' pull policy,
 //! termination message and port protocols. And [`normalize`], which every write of a
 //! built-in object goes through: a Secret's `stringData` is folded into `data` and its type
-//! defaults to `Opaque`, workloads get their strategies' defaults.
+//! defaults to `Opaque`, workloads get their strategies' defaults, pods their spec's.
 
 use serde_json::{Map, Value, json};
 
@@ -17,9 +17,6 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
     match (info.group.as_str(), info.resource.as_str()) {
         ("batch", "jobs") => job(object),
         ("", "pods") => {
-            if let Some(spec) = object.get_mut("spec") {
-                pod_spec(spec);
-            }
             let qos = qos_class(object.get("spec").unwrap_or(&Value::Null));
             object["status"] = json!({ "phase": "Pending", "qosClass": qos });
         }
@@ -79,6 +76,13 @@ pub fn normalize(info: &ResourceInfo, object: &mut Value) {
                     *labels = json!({});
                 }
                 labels["kubernetes.io/metadata.name"] = name;
+            }
+        }
+        // On every write, as decoding defaults it upstream: an update that leaves the defaults
+        // out (`kubectl replace` of a manifest) keeps them.
+        ("", "pods") => {
+            if let Some(spec) = map.get_mut("spec") {
+                pod_spec(spec);
             }
         }
         ("", "secrets") => {
@@ -405,6 +409,12 @@ mod tests {
         builtin_resources().into_iter().find(|r| r.resource == resource).unwrap()
     }
 
+    /// A new pod's defaults, as a create fills them: those of every write, then a new one's.
+    fn create_pod(pod: &mut Value) {
+        normalize(&info("pods"), pod);
+        on_create(&info("pods"), pod);
+    }
+
     #[test]
     fn a_job_gets_a_selector_matching_its_pod_labels_and_upstream_counts() {
         let mut job = json!({"metadata": {"name": "hello", "uid": "u-1"},
@@ -487,7 +497,7 @@ mod tests {
         assert_eq!(named["spec"]["template"]["spec"]["serviceAccount"], "robot");
 
         let mut pod = template.clone();
-        on_create(&info("pods"), &mut pod);
+        create_pod(&mut pod);
         assert_eq!(
             (&pod["spec"]["serviceAccountName"], &pod["spec"]["serviceAccount"]),
             (&json!("default"), &json!("default"))
@@ -546,7 +556,7 @@ mod tests {
             "initContainers": [{"name": "init", "image": "busybox:1.36"}],
             "containers": [{"name": "web", "image": "nginx", "ports": [{"containerPort": 80}],
                 "imagePullPolicy": "Never", "terminationMessagePolicy": "FallbackToLogsOnError"}]}});
-        on_create(&info("pods"), &mut pod);
+        create_pod(&mut pod);
         let spec = &pod["spec"];
         assert_eq!(
             (&spec["securityContext"], &spec["enableServiceLinks"]),
@@ -558,7 +568,7 @@ mod tests {
         assert_eq!(spec["tolerations"][1]["key"], "node.kubernetes.io/unreachable");
         let mut tolerant = json!({"spec": {"containers": [],
             "tolerations": [{"operator": "Exists"}, {"key": "node.kubernetes.io/not-ready"}]}});
-        on_create(&info("pods"), &mut tolerant);
+        create_pod(&mut tolerant);
         assert_eq!(tolerant["spec"]["tolerations"].as_array().unwrap().len(), 2, "tolerated");
         assert_eq!(
             spec["initContainers"][0],
@@ -583,7 +593,7 @@ mod tests {
                 .map(|(i, r)| json!({"name": format!("c{i}"), "image": "x:1", "resources": r}))
                 .collect();
             let mut pod = json!({"spec": {"containers": containers}, "status": {}});
-            on_create(&info("pods"), &mut pod);
+            create_pod(&mut pod);
             assert_eq!(pod["status"]["phase"], "Pending");
             pod["status"]["qosClass"].as_str().unwrap().to_owned()
         };

@@ -69,7 +69,10 @@ async fn a_pod_s_spec_changes_only_in_its_images_and_its_binding() {
     let stored = pods.get("web").await.unwrap();
     manifest["metadata"]["resourceVersion"] = json!(stored.metadata.resource_version);
     let replaced = serde_json::from_value(manifest).unwrap();
-    pods.replace("web", &PostParams::default(), &replaced).await.unwrap();
+    let replaced = pods.replace("web", &PostParams::default(), &replaced).await.unwrap();
+    let spec = replaced.spec.unwrap();
+    assert_eq!(spec.restart_policy.as_deref(), Some("Always"), "the defaults stay");
+    assert_eq!(spec.service_account_name.as_deref(), Some("default"));
 
     // Keelson's scheduler binds a pod by setting its node name, once.
     let bind = |node: &str| merge(json!({"spec": {"nodeName": node}}));
