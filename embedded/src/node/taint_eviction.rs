@@ -17,7 +17,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 
 use super::events::{EventLog, EventNote};
 use super::pods::{cache_all, is_deleting, is_terminal, node_name};
-use super::scheduler::tolerates;
+use super::scheduler::toleration_matches;
 
 /// A `NoExecute` taint of a node, by node name, key and value.
 type TaintId = (String, String, String);
@@ -57,7 +57,7 @@ pub(crate) fn plan(
         let mut now_due = false;
         for taint in node_taints {
             let matching: Vec<_> =
-                tolerations.iter().filter(|t| tolerates(std::slice::from_ref(t), taint)).collect();
+                tolerations.iter().filter(|t| toleration_matches(t, taint)).collect();
             if matching.is_empty() {
                 now_due = true;
                 break;

@@ -76,7 +76,7 @@ fn owner_refs(object: &Value) -> impl Iterator<Item = &Value> {
 }
 
 /// The namespace segment of a storage key (`/<group>/<resource>/<namespace>/<name>`).
-fn key_namespace(key: &str) -> &str {
+pub(super) fn key_namespace(key: &str) -> &str {
     key.split('/').nth(3).unwrap_or("")
 }
 

@@ -12,7 +12,7 @@
 //! caught up with. Not supported: quota scopes and scope selectors (such quotas are kept and
 //! shown, but count every object), and limits on updates (a pod's resources do not change).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
@@ -21,7 +21,8 @@ use crate::node::quantity;
 use crate::storage::{Store, StoreError, WriteOp};
 
 use super::errors::{ApiError, ApiResult};
-use super::objects::meta_str;
+use super::gc::key_namespace;
+use super::objects::{is_core, meta_str};
 use super::paths::resource_prefix;
 
 /// Storage prefix of every ResourceQuota.
@@ -34,7 +35,7 @@ type Amounts = BTreeMap<String, i128>;
 const ONE: i128 = 1000;
 
 /// What `object` of `group`/`resource` is charged under each quota resource name.
-pub(crate) fn charges(group: &str, resource: &str, object: &Value) -> Amounts {
+fn charges(group: &str, resource: &str, object: &Value) -> Amounts {
     let mut charged = Amounts::new();
     let pod = group.is_empty() && resource == "pods";
     if pod && finished(object) {
@@ -220,10 +221,12 @@ pub(crate) fn admit(store: &Store, info: &ResourceInfo, object: &Value) -> ApiRe
     let refuse =
         |why: String| ApiError::forbidden_resource(&info.group, &info.resource, name, &why, "");
     let charged = charges(&info.group, &info.resource, object);
+    // Every name the object is charged under counts objects of its own kind: one pass over them.
+    let used = usage(store, namespace, charged.keys().map(String::as_str));
     for entry in quotas.entries() {
         let quota_name = meta_str(&entry.object, "name").unwrap_or_default();
         let hard = hard_limits(&entry.object);
-        if is_pod(info) && !finished(object) {
+        if is_core(info, "pods") && !finished(object) {
             let missing = missing_resources(object, hard.iter().map(|(n, _)| n.as_str()));
             if !missing.is_empty() {
                 return Err(refuse(format!("failed quota: {quota_name}: {missing}")));
@@ -231,7 +234,6 @@ pub(crate) fn admit(store: &Store, info: &ResourceInfo, object: &Value) -> ApiRe
         }
         let limited: Vec<&(String, i128)> =
             hard.iter().filter(|(n, _)| charged.get(n).is_some_and(|c| *c > 0)).collect();
-        let used = usage(store, namespace, limited.iter().map(|(n, _)| n.as_str()));
         let exceeded: Vec<(&str, i128, i128, i128)> = limited
             .iter()
             .map(|(n, limit)| (n.as_str(), charged[n], used.get(n).copied().unwrap_or(0), *limit))
@@ -252,10 +254,6 @@ pub(crate) fn admit(store: &Store, info: &ResourceInfo, object: &Value) -> ApiRe
         }
     }
     Ok(())
-}
-
-fn is_pod(info: &ResourceInfo) -> bool {
-    info.group.is_empty() && info.resource == "pods"
 }
 
 /// The compute `names` some container of `pod` leaves out, as upstream words it:
@@ -303,7 +301,7 @@ fn format(name: &str, milli: i128) -> String {
 }
 
 /// `quota`'s status: its `hard` limits as given and what the namespace uses of each it counts.
-pub(crate) fn status(quota: &Value, used: &Amounts) -> Value {
+fn status(quota: &Value, used: &Amounts) -> Value {
     let hard = quota.pointer("/spec/hard").cloned().unwrap_or_else(|| json!({}));
     let shown: Map<String, Value> =
         used.iter().map(|(name, amount)| (name.clone(), json!(format(name, *amount)))).collect();
@@ -343,9 +341,11 @@ pub(crate) fn spawn(store: Store) -> tokio::task::JoinHandle<()> {
             let any = !store.list(QUOTAS_PREFIX).is_empty();
             let prefix = if any { "/" } else { QUOTAS_PREFIX };
             let Ok(mut watch) = store.watch(prefix, from) else { return };
-            for entry in store.list(QUOTAS_PREFIX).entries() {
-                let namespace = entry.key.split('/').nth(3).unwrap_or_default().to_owned();
-                if refresh(&store, &namespace).await.is_err() {
+            let quotas = store.list(QUOTAS_PREFIX);
+            let namespaces: BTreeSet<&str> =
+                quotas.entries().map(|e| key_namespace(&e.key)).collect();
+            for namespace in namespaces {
+                if refresh(&store, namespace).await.is_err() {
                     return;
                 }
             }
@@ -360,8 +360,7 @@ pub(crate) fn spawn(store: Store) -> tokio::task::JoinHandle<()> {
                 if quotas_exist != any {
                     break;
                 }
-                let namespace = event.key.split('/').nth(3).unwrap_or_default();
-                if let Err(error) = refresh(&store, namespace).await {
+                if let Err(error) = refresh(&store, key_namespace(&event.key)).await {
                     tracing::warn!(%error, "updating quota status failed");
                 }
             }

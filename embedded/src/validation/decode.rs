@@ -52,13 +52,9 @@ fn check(value: &Value, schema: &Value, path: &str) -> Option<TypeMismatch> {
     }
     match (type_of(schema), value) {
         (Some("integer"), Value::Number(n)) => {
-            let int32 = schema.get("format").and_then(Value::as_str) == Some("int32");
-            match (int32, n.as_i64()) {
-                (true, Some(i)) if i32::try_from(i).is_ok() => None,
-                (false, Some(_)) => None,
-                (true, _) => mismatch("int32"),
-                (false, None) => mismatch("int64"),
-            }
+            let expected = integer_type(schema);
+            let fits = n.as_i64().is_some_and(|i| expected == "int64" || i32::try_from(i).is_ok());
+            if fits { None } else { mismatch(expected) }
         }
         (Some("integer"), _) => mismatch(integer_type(schema)),
         (Some("number"), Value::Number(_)) => None,

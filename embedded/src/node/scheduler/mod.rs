@@ -206,7 +206,8 @@ pub fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
     tolerations.iter().any(|t| toleration_matches(t, taint))
 }
 
-fn toleration_matches(toleration: &Toleration, taint: &Taint) -> bool {
+/// Whether `toleration` tolerates `taint` (see [`tolerates`]).
+pub fn toleration_matches(toleration: &Toleration, taint: &Taint) -> bool {
     fn given(field: &Option<String>) -> Option<&str> {
         field.as_deref().filter(|v| !v.is_empty())
     }
