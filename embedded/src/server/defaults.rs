@@ -27,7 +27,7 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
 /// A pod's quality of service class, from its containers' CPU and memory: `BestEffort` when
 /// none asks for or limits either, `Guaranteed` when every container limits both and asks for
 /// no less or more (a request left out is the limit), else `Burstable`.
-fn qos_class(spec: &Value) -> &'static str {
+pub(super) fn qos_class(spec: &Value) -> &'static str {
     let containers = ["initContainers", "containers"]
         .iter()
         .filter_map(|list| spec.get(list).and_then(Value::as_array))

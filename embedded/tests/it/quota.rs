@@ -109,3 +109,58 @@ async fn a_compute_quota_wants_requests_and_adds_them_up() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn a_scoped_quota_counts_only_the_pods_its_scopes_select() {
+    let test = start().await;
+    let quotas: Api<ResourceQuota> = Api::namespaced(test.client.clone(), "default");
+    let post = PostParams::default();
+    let scoped = |name: &str, spec: serde_json::Value| -> ResourceQuota {
+        serde_json::from_value(json!({"metadata": {"name": name}, "spec": spec})).unwrap()
+    };
+    let best_effort = json!({"hard": {"pods": "1"}, "scopes": ["BestEffort"]});
+    quotas.create(&post, &scoped("best-effort", best_effort)).await.unwrap();
+    let high = json!({"hard": {"requests.cpu": "1"}, "scopeSelector": {"matchExpressions": [
+        {"scopeName": "PriorityClass", "operator": "In", "values": ["high"]},
+    ]}});
+    quotas.create(&post, &scoped("high", high)).await.unwrap();
+
+    // A pod that asks for CPU is not best effort: the first quota lets any number in, and the
+    // second does not count a pod of another class, nor ask it for requests.
+    let pods: Api<Pod> = Api::namespaced(test.client.clone(), "default");
+    let sized = json!({"requests": {"cpu": "2"}});
+    for name in ["sized-1", "sized-2"] {
+        pods.create(&post, &pod(name, sized.clone())).await.unwrap();
+    }
+    pods.create(&post, &pod("bare-1", json!({}))).await.unwrap();
+    used_becomes(&quotas, "best-effort", "pods", "1").await;
+    let (code, _, message) =
+        api_error(pods.create(&post, &pod("bare-2", json!({}))).await.unwrap_err());
+    assert_eq!((code, message.contains("exceeded quota: best-effort")), (403, true), "{message}");
+
+    let mut urgent = pod("urgent", json!({"requests": {"cpu": "2"}}));
+    urgent.spec.as_mut().unwrap().priority_class_name = Some("high".into());
+    let (code, _, message) = api_error(pods.create(&post, &urgent).await.unwrap_err());
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            403,
+            "pods \"urgent\" is forbidden: exceeded quota: high, requested: requests.cpu=2, \
+             used: requests.cpu=0, limited: requests.cpu=1"
+        )
+    );
+    used_becomes(&quotas, "high", "requests.cpu", "0").await;
+
+    // A scope that cannot apply to what the quota limits is refused as upstream refuses it.
+    let wrong = json!({"hard": {"services": "1"}, "scopes": ["NotTerminating"]});
+    let (code, reason, message) =
+        api_error(quotas.create(&post, &scoped("wrong", wrong)).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (422, "Invalid"));
+    assert!(
+        message.ends_with(
+            "spec.scopes: Invalid value: []core.ResourceQuotaScope{\"NotTerminating\"}: \
+             unsupported scope applied to resource"
+        ),
+        "{message}"
+    );
+}

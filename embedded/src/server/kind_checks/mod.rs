@@ -1,12 +1,14 @@
 //! What the Kubernetes API server validates per built-in kind, beyond what `object_checks`
 //! checks on every object: workloads' selectors and pod templates, pods' containers, the keys
-//! and immutability of ConfigMaps and Secrets, Secret types, Service ports and CronJob
-//! schedules, with upstream's causes; and, in [`updates`], what an update may not change.
+//! and immutability of ConfigMaps and Secrets, Secret types, Service ports, CronJob schedules
+//! and ResourceQuotas' limits and scopes, with upstream's causes; and, in [`updates`], what an
+//! update may not change.
 //!
 //! On an update, a cause the stored object already had is not the update's doing and is
 //! dropped: an object stored before a check existed can still be changed (its finalizers
 //! removed, its replicas scaled), as long as the change adds no problem.
 
+mod resource_quota;
 mod updates;
 
 use std::collections::HashSet;
@@ -20,6 +22,7 @@ use crate::validation::{self, Bad};
 
 use super::errors::Cause;
 use super::objects::{DNS_LABEL_RULE, is_dns_label};
+use resource_quota::resource_quota;
 use updates::{claim_update, job_update, pod_update, service_update, stateful_set_update};
 
 /// Upstream's detail for a change to an immutable ConfigMap or Secret.
@@ -76,6 +79,7 @@ fn kind_problems(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Ve
         ("", "persistentvolumeclaims") => {
             with_update(Vec::new(), old, |old| claim_update(info, object, old))
         }
+        ("", "resourcequotas") => resource_quota(object),
         _ => Vec::new(),
     }
 }

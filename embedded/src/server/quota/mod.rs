@@ -9,8 +9,10 @@
 //! that have not finished (`requests.cpu`, `cpu`, `limits.memory`, extended resources, …), and
 //! `requests.storage` of claims. Usage is read from the store at admission rather than from the
 //! quota's status, so two quick creates cannot both slip under a limit the status had not yet
-//! caught up with. Not supported: quota scopes and scope selectors (such quotas are kept and
-//! shown, but count every object), and limits on updates (a pod's resources do not change).
+//! caught up with. A quota with scopes counts only the pods that meet them ([`scopes`]). Not
+//! supported: limits on updates (a pod's resources do not change).
+
+pub(super) mod scopes;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,6 +26,7 @@ use super::errors::{ApiError, ApiResult};
 use super::gc::key_namespace;
 use super::objects::{is_core, meta_str};
 use super::paths::resource_prefix;
+use scopes::Requirement;
 
 /// Storage prefix of every ResourceQuota.
 const QUOTAS_PREFIX: &str = "/core/resourcequotas/";
@@ -171,8 +174,14 @@ fn must_specify(name: &str) -> Option<(&'static str, &str)> {
     }
 }
 
-/// What the objects of `namespace` use of each of `names`, read from the store.
-fn usage<'a>(store: &Store, namespace: &str, names: impl Iterator<Item = &'a str>) -> Amounts {
+/// What the objects of `namespace` that fall under a quota's `requirements` use of each of
+/// `names`, read from the store.
+fn usage<'a>(
+    store: &Store,
+    namespace: &str,
+    names: impl Iterator<Item = &'a str>,
+    requirements: &[Requirement],
+) -> Amounts {
     let mut by_kind: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
     for name in names {
         if let Some(kind) = counted_kind(name) {
@@ -187,7 +196,9 @@ fn usage<'a>(store: &Store, namespace: &str, names: impl Iterator<Item = &'a str
         };
         let mut total = Amounts::new();
         for entry in store.list(&[&prefix, namespace, "/"].concat()).entries() {
-            quantity::add(&mut total, &charges(group, resource, &entry.object));
+            if scopes::matches(requirements, group, resource, &entry.object) {
+                quantity::add(&mut total, &charges(group, resource, &entry.object));
+            }
         }
         for name in names {
             used.insert(name.to_owned(), total.get(name).copied().unwrap_or(0));
@@ -221,9 +232,23 @@ pub(crate) fn admit(store: &Store, info: &ResourceInfo, object: &Value) -> ApiRe
     let refuse =
         |why: String| ApiError::forbidden_resource(&info.group, &info.resource, name, &why, "");
     let charged = charges(&info.group, &info.resource, object);
-    // Every name the object is charged under counts objects of its own kind: one pass over them.
-    let used = usage(store, namespace, charged.keys().map(String::as_str));
+    let names = || charged.keys().map(String::as_str);
+    // Every name the object is charged under counts objects of its own kind: one pass over them
+    // for all unscoped quotas, one for each scoped quota it falls under.
+    let mut unscoped = None;
     for entry in quotas.entries() {
+        let requirements = scopes::requirements(&entry.object);
+        if !scopes::matches(&requirements, &info.group, &info.resource, object) {
+            continue;
+        }
+        let scoped;
+        let used = match requirements.is_empty() {
+            true => unscoped.get_or_insert_with(|| usage(store, namespace, names(), &[])),
+            false => {
+                scoped = usage(store, namespace, names(), &requirements);
+                &scoped
+            }
+        };
         let quota_name = meta_str(&entry.object, "name").unwrap_or_default();
         let hard = hard_limits(&entry.object);
         if is_core(info, "pods") && !finished(object) {
@@ -313,7 +338,8 @@ async fn refresh(store: &Store, namespace: &str) -> Result<(), StoreError> {
     for entry in store.list(&[QUOTAS_PREFIX, namespace, "/"].concat()).entries() {
         let hard = entry.object.pointer("/spec/hard").and_then(Value::as_object);
         let names = hard.into_iter().flat_map(Map::keys).map(String::as_str);
-        let wanted = status(&entry.object, &usage(store, namespace, names));
+        let requirements = scopes::requirements(&entry.object);
+        let wanted = status(&entry.object, &usage(store, namespace, names, &requirements));
         if entry.object.get("status") == Some(&wanted) {
             continue;
         }
