@@ -842,6 +842,40 @@ fn a_gpu_pod_waits_for_a_gpu_node_and_gpus_are_never_over_committed() {
 }
 
 #[test]
+fn a_gated_pod_waits_until_its_gates_are_removed() {
+    let k = Keelson::up_with(&FAST);
+    k.apply(
+        "gated.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: gated\nspec:\n  schedulingGates:\n  - name: example.com/approval\n  containers:\n  - name: main\n    image: nginx\n",
+    );
+    let table = k.ok(&["get", "pod", "gated"]);
+    assert!(table.contains("SchedulingGated"), "{table}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(k.jsonpath("pod", "gated", "{.spec.nodeName}"), "", "not scheduled while gated");
+    // Gates may only be removed.
+    let refused = k.fails(&[
+        "patch",
+        "pod",
+        "gated",
+        "--type=json",
+        "-p=[{\"op\":\"add\",\"path\":\"/spec/schedulingGates/-\",\"value\":{\"name\":\"more\"}}]",
+    ]);
+    assert!(refused.contains("only deletion is allowed"), "{refused}");
+    k.ok(&[
+        "patch",
+        "pod",
+        "gated",
+        "--type=json",
+        "-p=[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]",
+    ]);
+    eventually(30, "the pod to be scheduled", || {
+        k.jsonpath("pod", "gated", "{.status.conditions[?(@.type==\"PodScheduled\")].status}")
+            == "True"
+            && !k.jsonpath("pod", "gated", "{.spec.nodeName}").is_empty()
+    });
+}
+
+#[test]
 fn replicas_with_anti_affinity_take_a_node_each_and_spread_over_zones() {
     let k = Keelson::up_with(&[
         "--pod-ready-delay",

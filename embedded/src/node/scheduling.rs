@@ -153,13 +153,16 @@ impl Scheduler {
     }
 
     /// Whether this scheduler should place the pod: not bound (nor assumed bound), not finished,
-    /// not being deleted, and asking for the default scheduler.
+    /// not being deleted, not held by scheduling gates, and asking for the default scheduler.
     fn is_pending(&self, pod: &Pod) -> bool {
-        let scheduler = pod.spec.as_ref().and_then(|s| s.scheduler_name.as_deref());
+        let spec = pod.spec.as_ref();
+        let scheduler = spec.and_then(|s| s.scheduler_name.as_deref());
+        let gated = spec.and_then(|s| s.scheduling_gates.as_ref()).is_some_and(|g| !g.is_empty());
         node_name(pod).is_none()
             && !pod.metadata.uid.as_ref().is_some_and(|uid| self.assumed.contains_key(uid))
             && !is_terminal(pod)
             && !is_deleting(pod)
+            && !gated
             && scheduler.is_none_or(|n| n == DEFAULT_SCHEDULER)
     }
 

@@ -1,7 +1,7 @@
 //! Defaults the API server fills into new built-in objects where clients depend on them, as the
 //! Kubernetes API server does: a Job's selector, pod labels and counts; a pod's restart policy,
 //! grace period, scheduler, ServiceAccount and security context, its containers' pull policy,
-//! termination message and port protocols. And [`normalize`], which every write of a
+//! termination message and port protocols, and a gated pod's `SchedulingGated` condition. And [`normalize`], which every write of a
 //! built-in object goes through: a Secret's `stringData` is folded into `data` and its type
 //! defaults to `Opaque`, workloads get their strategies' defaults, pods their spec's.
 
@@ -19,6 +19,17 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
         ("", "pods") => {
             let qos = qos_class(object.get("spec").unwrap_or(&Value::Null));
             object["status"] = json!({ "phase": "Pending", "qosClass": qos });
+            let gates = object.pointer("/spec/schedulingGates").and_then(Value::as_array);
+            if gates.is_some_and(|gates| !gates.is_empty()) {
+                object["status"]["conditions"] = json!([{
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates",
+                    "lastProbeTime": null,
+                    "lastTransitionTime": super::objects::now_rfc3339(),
+                }]);
+            }
         }
         _ => {}
     }
@@ -606,6 +617,22 @@ mod tests {
         assert_eq!(class(vec![both.clone(), json!({})]), "Burstable");
         let less = json!({"requests": {"cpu": "500m"}, "limits": {"cpu": "1", "memory": "1Gi"}});
         assert_eq!(class(vec![less]), "Burstable");
+    }
+
+    #[test]
+    fn a_gated_pod_starts_out_blocked_from_scheduling() {
+        let mut gated = json!({"spec": {"containers": [{"name": "web", "image": "x:1"}],
+            "schedulingGates": [{"name": "example.com/quota"}]}});
+        create_pod(&mut gated);
+        let condition = &gated["status"]["conditions"][0];
+        assert_eq!(
+            (&condition["type"], &condition["status"], &condition["reason"]),
+            (&json!("PodScheduled"), &json!("False"), &json!("SchedulingGated"))
+        );
+        let mut free = json!({"spec": {"containers": [{"name": "web", "image": "x:1"}],
+            "schedulingGates": []}});
+        create_pod(&mut free);
+        assert!(free["status"].get("conditions").is_none());
     }
 
     #[test]

@@ -63,9 +63,11 @@ fn kind_problems(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Ve
             })
         }
         ("", "replicationcontrollers") => replication_controller(object),
-        ("", "pods") => with_update(pod_spec(object.get("spec"), "spec"), old, |old| {
-            pod_update(info, object, old)
-        }),
+        ("", "pods") => {
+            let mut causes = pod_spec(object.get("spec"), "spec");
+            causes.extend(scheduling_gates(object));
+            with_update(causes, old, |old| pod_update(info, object, old))
+        }
         ("batch", "jobs") => {
             let template = pod_template(object.pointer("/spec/template"), "spec.template");
             with_update(template, old, |old| job_update(info, object, old))
@@ -204,6 +206,27 @@ fn pod_spec(spec: Option<&Value>, path: &str) -> Vec<Cause> {
                 causes.push(Cause::from(&validation::duplicate(&at, Bad::Str(name))));
             }
         }
+    }
+    causes
+}
+
+/// A pod's scheduling gates: unique names, and no node until they are all removed.
+fn scheduling_gates(pod: &Value) -> Vec<Cause> {
+    let gates = pod.pointer("/spec/schedulingGates").and_then(Value::as_array);
+    let gates = gates.map(Vec::as_slice).unwrap_or_default();
+    let mut causes = Vec::new();
+    let mut names = HashSet::new();
+    for (index, gate) in gates.iter().enumerate() {
+        let name = gate.get("name").and_then(Value::as_str).unwrap_or_default();
+        if !names.insert(name) {
+            let at = format!("spec.schedulingGates[{index}].name");
+            causes.push(Cause::from(&validation::duplicate(&at, Bad::Str(name))));
+        }
+    }
+    let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or_default();
+    if !gates.is_empty() && !node.is_empty() {
+        let detail = "cannot be set until all schedulingGates have been cleared";
+        causes.push(Cause::from(&validation::forbidden("spec.nodeName", detail)));
     }
     causes
 }
@@ -525,6 +548,27 @@ mod tests {
         assert!(causes[1].0.ends_with(DNS_LABEL_RULE), "{causes:?}");
         assert!(causes[2].0.ends_with("must be no more than 63 characters"), "{causes:?}");
         assert_eq!(causes[3].0, "spec.initContainers[0].name: Duplicate value: \"web\"");
+    }
+
+    #[test]
+    fn scheduling_gates_are_unique_and_keep_a_pod_off_nodes() {
+        let pod = |gates: Value, node: Option<&str>| {
+            json!({"spec": {"containers": [{"name": "web"}], "schedulingGates": gates,
+                "nodeName": node}})
+        };
+        assert_eq!(found("pods", &pod(json!([{"name": "a"}, {"name": "b"}]), None), None), []);
+        assert_eq!(found("pods", &pod(json!([]), Some("node-1")), None), []);
+        let causes =
+            found("pods", &pod(json!([{"name": "a"}, {"name": "a"}]), Some("node-1")), None);
+        let messages: Vec<&str> = causes.iter().map(|(m, _)| m.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "spec.schedulingGates[1].name: Duplicate value: \"a\"",
+                "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been \
+                 cleared",
+            ]
+        );
     }
 
     #[test]

@@ -541,7 +541,7 @@ mod tests {
             json!({"spec": {"tolerations": [{"key": "a", "operator": "Exists", "tolerationSeconds": 5},
                 {"key": "b", "operator": "Exists"}]}}),
             json!({"spec": {"schedulingGates": []}}),
-            json!({"spec": {"nodeName": "node-1"}}),
+            json!({"spec": {"schedulingGates": [], "nodeName": "node-1"}}),
             json!({"spec": {"hostNetwork": false, "ephemeralContainers": [{"name": "debug"}]}}),
             json!({"spec": {"nodeSelector": {"disk": "ssd"}}}),
             json!({"metadata": {"labels": {"x": "y"}}}),
