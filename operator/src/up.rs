@@ -41,6 +41,10 @@ pub struct UpArgs {
     /// First retry delay of a failed Job pod; it doubles per failure, up to 6 minutes.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     pub job_backoff: Duration,
+    /// How long the pods of a node that no longer exists (a deleted Node) are kept before the
+    /// pod garbage collector deletes them, as kube-controller-manager's does after 40s.
+    #[arg(long, value_name = "DURATION", default_value = "40s", value_parser = duration)]
+    pub missing_node_grace: Duration,
     /// Address of the HTTP API (`/api/v1`: orchestrator and clinical endpoints).
     #[arg(long, env = "KEELSON_API_BIND", default_value = "127.0.0.1:8080")]
     pub api_bind: SocketAddr,
@@ -76,6 +80,7 @@ impl UpArgs {
         options.ready_delay = self.pod_ready_delay;
         options.stop_delay = self.pod_stop_delay;
         options.job_backoff = self.job_backoff;
+        options.missing_node_grace = self.missing_node_grace;
         // Process pods run under this very binary's supervisor, so they survive a crash of
         // `keelson up` and the next one adopts them.
         options.supervisor = std::env::current_exe().ok();

@@ -876,6 +876,27 @@ fn a_gated_pod_waits_until_its_gates_are_removed() {
 }
 
 #[test]
+fn the_pods_of_a_deleted_node_are_collected() {
+    let mut args = FAST.to_vec();
+    args.extend(["--node", "stays", "--node", "goes", "--missing-node-grace", "1s"]);
+    let k = Keelson::up_with(&args);
+    let pod = |name: &str, node: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  nodeName: {node}\n  containers:\n  - name: main\n    image: nginx\n"
+        )
+    };
+    k.apply("on-stays.yaml", &pod("on-stays", "stays"));
+    k.apply("on-goes.yaml", &pod("on-goes", "goes"));
+    eventually(30, "both pods running", || {
+        k.ok(&["get", "pods", "-o", "jsonpath={.items[*].status.phase}"]) == "Running Running"
+    });
+    k.ok(&["delete", "node", "goes"]);
+    eventually(30, "the pod of the deleted node to be collected", || {
+        k.ok(&["get", "pods", "-o", "name"]).trim() == "pod/on-stays"
+    });
+}
+
+#[test]
 fn replicas_with_anti_affinity_take_a_node_each_and_spread_over_zones() {
     let k = Keelson::up_with(&[
         "--pod-ready-delay",

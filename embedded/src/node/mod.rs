@@ -13,6 +13,7 @@
 pub mod config;
 mod events;
 mod kubelet;
+mod pod_gc;
 mod pod_status;
 pub mod pods;
 pub mod quantity;
@@ -48,6 +49,8 @@ pub struct NodeOptions {
     pub stop_delay: Duration,
     /// Base of a Job's retry back-off (doubles per failure, at most 6 minutes).
     pub job_backoff: Duration,
+    /// How long the pods of a node that no longer exists are kept before they are deleted.
+    pub missing_node_grace: Duration,
     /// The `keelson` executable process pods run under (its `supervise` subcommand), so they
     /// outlive a crash of `keelson up` and are adopted by the next one; `None` runs them
     /// directly, and they die with it.
@@ -67,6 +70,7 @@ impl NodeOptions {
             ready_delay: Duration::from_secs(2),
             stop_delay: Duration::from_secs(1),
             job_backoff: Duration::from_secs(10),
+            missing_node_grace: Duration::from_secs(40),
             supervisor: None,
             api: None,
         }
@@ -79,8 +83,8 @@ pub struct LocalNode {
     tasks: Vec<JoinHandle<()>>,
 }
 
-/// Registers the nodes, then starts their heartbeats, the scheduler, the taint eviction and
-/// workload controllers and the kubelet.
+/// Registers the nodes, then starts their heartbeats, the scheduler, the taint eviction, pod
+/// garbage collection and workload controllers and the kubelet.
 pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, kube::Error> {
     registration::register(&client, &options.nodes).await?;
     let reporter = |name: &str| Reporter { controller: name.to_owned(), instance: None };
@@ -95,6 +99,7 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
         client.clone(),
         events::EventLog::start(client.clone()),
     )));
+    tasks.push(tokio::spawn(pod_gc::run(client.clone(), options.missing_node_grace)));
     tasks.extend(workloads::spawn(Arc::new(workloads::Context {
         client: client.clone(),
         events: events::EventLog::start(client.clone()),
