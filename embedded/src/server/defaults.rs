@@ -1,5 +1,5 @@
 //! Defaults the API server fills into new built-in objects where clients depend on them, as the
-//! Kubernetes API server does: a Job's selector, pod labels and counts; a pod's restart policy,
+//! Kubernetes API server does: a Job's selector and pod labels; a pod's restart policy,
 //! grace period, scheduler, ServiceAccount and security context, its containers' pull policy,
 //! termination message and port protocols, and a gated pod's `SchedulingGated` condition. And [`normalize`], which every write of a
 //! built-in object goes through: a Secret's `stringData` is folded into `data` and its type
@@ -65,9 +65,10 @@ pub(super) fn qos_class(spec: &Value) -> &'static str {
 /// Normalizes every write of a built-in object as the Kubernetes API server's decoding does: a
 /// Secret's write-only `stringData` is folded into `data` (base64, replacing a key of the same
 /// name) and its `type` defaults to `Opaque`; workloads (Deployments, ReplicaSets,
-/// ReplicationControllers, DaemonSets, StatefulSets, CronJobs) get upstream's defaults for what
-/// their controllers and `kubectl rollout` read (replicas, selectors, update strategy, revision
-/// history, progress deadline, concurrency and history limits) and their pod templates those of a
+/// ReplicationControllers, DaemonSets, StatefulSets, Jobs, CronJobs) get upstream's defaults for
+/// what their controllers and `kubectl rollout` read (replicas, selectors, update strategy,
+/// revision history, progress deadline, a Job's counts and policies, concurrency and history
+/// limits) and their pod templates those of a
 /// pod spec and its containers (as `kubectl describe` shows them); Services get their type,
 /// policies and target ports; PersistentVolumes their reclaim policy and volume mode; autoscalers
 /// their fewest replicas and, without metrics, a CPU target. Other objects are left alone.
@@ -101,6 +102,22 @@ pub fn normalize(info: &ResourceInfo, object: &mut Value) {
             if map.get("type").and_then(Value::as_str).is_none_or(str::is_empty) {
                 map.insert("type".into(), json!("Opaque"));
             }
+        }
+        ("batch", "jobs") => {
+            let spec = spec_of(map);
+            if spec.get("completions").is_none() && spec.get("parallelism").is_none() {
+                spec.insert("completions".into(), json!(1));
+            }
+            spec.entry("parallelism").or_insert(json!(1));
+            spec.entry("backoffLimit").or_insert(json!(6));
+            spec.entry("completionMode").or_insert(json!("NonIndexed"));
+            spec.entry("suspend").or_insert(json!(false));
+            let replacement = match spec.contains_key("podFailurePolicy") {
+                true => "Failed",
+                false => "TerminatingOrFailed",
+            };
+            spec.entry("podReplacementPolicy").or_insert(json!(replacement));
+            workload_template(spec);
         }
         ("apps", "deployments") => {
             let spec = spec_of(map);
@@ -310,14 +327,6 @@ fn job(object: &mut Value) {
     }
     // A Job without labels of its own takes its pods', so that `-l job-name=…` finds it.
     let pod_labels = spec.get("template").and_then(|t| t.pointer("/metadata/labels")).cloned();
-    if spec.get("completions").is_none() && spec.get("parallelism").is_none() {
-        spec.insert("completions".into(), json!(1));
-    }
-    spec.entry("parallelism").or_insert(json!(1));
-    spec.entry("backoffLimit").or_insert(json!(6));
-    spec.entry("completionMode").or_insert(json!("NonIndexed"));
-    spec.entry("suspend").or_insert(json!(false));
-    workload_template(spec);
     let own = object.pointer("/metadata/labels").and_then(Value::as_object);
     if let Some(labels) = pod_labels.filter(|_| own.is_none_or(Map::is_empty)) {
         object["metadata"]["labels"] = labels;
@@ -420,17 +429,21 @@ mod tests {
         builtin_resources().into_iter().find(|r| r.resource == resource).unwrap()
     }
 
-    /// A new pod's defaults, as a create fills them: those of every write, then a new one's.
+    /// A new object's defaults, as a create fills them: those of every write, then a new one's.
+    fn create(resource: &str, object: &mut Value) {
+        normalize(&info(resource), object);
+        on_create(&info(resource), object);
+    }
+
     fn create_pod(pod: &mut Value) {
-        normalize(&info("pods"), pod);
-        on_create(&info("pods"), pod);
+        create("pods", pod);
     }
 
     #[test]
     fn a_job_gets_a_selector_matching_its_pod_labels_and_upstream_counts() {
         let mut job = json!({"metadata": {"name": "hello", "uid": "u-1"},
             "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": []}}}});
-        on_create(&info("jobs"), &mut job);
+        create("jobs", &mut job);
         assert_eq!(
             job["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"],
             "u-1"
@@ -446,13 +459,22 @@ mod tests {
         );
         assert_eq!(job["spec"]["template"]["spec"]["restartPolicy"], "Never", "given values stay");
         assert_eq!(job["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 30);
+        assert_eq!(job["spec"]["podReplacementPolicy"], "TerminatingOrFailed");
+
+        // A replace that leaves the counts out keeps them, as upstream's decoding fills them.
+        let mut replaced = json!({"spec": {"podFailurePolicy": {"rules": []}, "template": {}}});
+        normalize(&info("jobs"), &mut replaced);
+        assert_eq!(
+            (&replaced["spec"]["backoffLimit"], &replaced["spec"]["podReplacementPolicy"]),
+            (&json!(6), &json!("Failed"))
+        );
     }
 
     #[test]
     fn a_manual_selector_is_left_alone_and_work_queues_keep_null_completions() {
         let mut job = json!({"metadata": {"name": "q", "uid": "u"},
             "spec": {"manualSelector": true, "parallelism": 3, "template": {"spec": {}}}});
-        on_create(&info("jobs"), &mut job);
+        create("jobs", &mut job);
         assert!(job["spec"].get("selector").is_none());
         assert!(job["spec"].get("completions").is_none());
     }
