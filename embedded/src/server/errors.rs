@@ -221,6 +221,11 @@ impl ApiError {
         Self::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "UnsupportedMediaType", message)
     }
 
+    /// 406 for an `Accept` naming nothing the server writes.
+    pub fn not_acceptable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_ACCEPTABLE, "NotAcceptable", message)
+    }
+
     /// 403 for a request admission refuses.
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(StatusCode::FORBIDDEN, "Forbidden", message)

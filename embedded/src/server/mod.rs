@@ -11,6 +11,7 @@ mod eviction;
 mod gc;
 mod impersonation;
 mod kind_checks;
+mod media;
 mod metrics_api;
 mod object_checks;
 mod objects;
@@ -298,11 +299,17 @@ fn router(state: ApiState) -> Router {
             "/api/v1/namespaces/{namespace}/pods/{name}/portforward",
             any(port_forward::port_forward),
         )
-        .route("/api/v1/{*rest}", any(core_resource))
+        .route(
+            "/api/v1/{*rest}",
+            any(core_resource).layer(middleware::from_fn(media::negotiate_response)),
+        )
         .route("/apis", get(discovery_routes::apis))
         .route("/apis/{group}", get(discovery_routes::group))
         .route("/apis/{group}/{version}", get(discovery_routes::group_version_resources))
-        .route("/apis/{group}/{version}/{*rest}", any(group_resource))
+        .route(
+            "/apis/{group}/{version}/{*rest}",
+            any(group_resource).layer(middleware::from_fn(media::negotiate_response)),
+        )
         .route("/openapi/v2", get(discovery_routes::openapi_v2))
         .route("/openapi/v3", get(discovery_routes::openapi_index))
         .route("/openapi/v3/{*gv}", get(discovery_routes::openapi_document))

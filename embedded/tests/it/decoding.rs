@@ -168,3 +168,33 @@ async fn a_json_patch_whose_test_fails_names_the_patch() {
     );
     assert_eq!(config_maps.get("settings").await.unwrap().data.unwrap()["mode"], "fast");
 }
+
+#[tokio::test]
+async fn responses_are_yaml_when_asked_and_406_when_nothing_asked_for_is_served() {
+    let test = start().await;
+    let path = "/api/v1/namespaces/default/configmaps/kube-root-ca.crt";
+    let get = |accept: &str| {
+        axum::http::Request::get(path).header("Accept", accept).body(Vec::new()).unwrap()
+    };
+    let yaml = test.client.request_text(get("application/yaml")).await.unwrap();
+    assert!(yaml.contains("kind: ConfigMap"), "{yaml}");
+    let read: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
+    let config_map = test.client.request::<ConfigMap>(get("application/json")).await.unwrap();
+    assert_eq!(read, serde_json::to_value(&config_map).unwrap());
+    // Errors too.
+    let missing = axum::http::Request::get("/api/v1/namespaces/default/configmaps/absent")
+        .header("Accept", "application/yaml")
+        .body(Vec::new())
+        .unwrap();
+    let error = test.client.request_text(missing).await.unwrap_err();
+    assert!(matches!(error, kube::Error::Api(ref e) if e.code == 404), "{error:?}");
+
+    let (code, reason, message) =
+        api_error(test.client.request::<ConfigMap>(get("text/html")).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (406, "NotAcceptable"));
+    assert_eq!(
+        message,
+        "only the following media types are accepted: application/json, application/yaml, \
+         application/vnd.kubernetes.protobuf"
+    );
+}

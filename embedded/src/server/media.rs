@@ -1,0 +1,107 @@
+//! What a resource request's `Accept` asks for, as the Kubernetes API server negotiates it: JSON
+//! (also for `*/*`, `application/*`, tables and protobuf, which this server answers in JSON, a
+//! type kubectl's and client-go's protobuf requests accept too), YAML for `application/yaml`,
+//! and `406 Not Acceptable` when nothing asked for can be served.
+
+use axum::body::{Body, to_bytes};
+use axum::extract::Request;
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::errors::ApiError;
+
+/// The media types upstream lists when it refuses an `Accept`.
+const ACCEPTED: &str = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
+
+/// How a response is written.
+#[derive(Debug, PartialEq)]
+enum Media {
+    Json,
+    Yaml,
+}
+
+/// The media `accept` asks for first among those this server writes; `None` when it asks for
+/// none of them. Weights are not read: clients list what they prefer first.
+fn negotiate(accept: &str) -> Option<Media> {
+    accept.split(',').find_map(|range| {
+        let essence = range.split(';').next().unwrap_or_default().trim();
+        match essence.to_ascii_lowercase().as_str() {
+            "" | "*/*" | "application/*" | "application/json" => Some(Media::Json),
+            "application/vnd.kubernetes.protobuf" => Some(Media::Json),
+            "application/yaml" => Some(Media::Yaml),
+            _ => None,
+        }
+    })
+}
+
+/// Answers a resource request in the media its `Accept` asks for: JSON responses are written
+/// as YAML when YAML comes first, and a request for nothing this server writes is refused with
+/// a `406` before it is served. Streams (watches, logs) are left as they are.
+pub(super) async fn negotiate_response(request: Request, next: Next) -> Response {
+    let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    // A pod's log is text whatever the client accepts.
+    let media = match accept {
+        Some(accept) if !request.uri().path().ends_with("/log") => negotiate(accept),
+        _ => Some(Media::Json),
+    };
+    match media {
+        None => {
+            let message = format!("only the following media types are accepted: {ACCEPTED}");
+            ApiError::not_acceptable(message).into_response()
+        }
+        Some(Media::Json) => next.run(request).await,
+        Some(Media::Yaml) => as_yaml(next.run(request).await).await,
+    }
+}
+
+/// A JSON response written as YAML; any other response as it is.
+async fn as_yaml(response: Response) -> Response {
+    let content_type = response.headers().get(header::CONTENT_TYPE);
+    let json = content_type.and_then(|v| v.to_str().ok()).is_some_and(|t| {
+        t.split(';').next().is_some_and(|e| e.trim() == "application/json")
+            && !t.contains("stream=watch")
+    });
+    if !json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // Responses other than streams are built whole in memory, so reading one back is bounded.
+    let Ok(bytes) = to_bytes(body, usize::MAX).await else {
+        return ApiError::internal("the response could not be read").into_response();
+    };
+    let yaml = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|value| serde_saphyr::to_string(&value).ok());
+    let Some(yaml) = yaml else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/yaml"));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(yaml))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_media_this_server_writes_is_chosen() {
+        assert_eq!(negotiate("application/json"), Some(Media::Json));
+        assert_eq!(negotiate("application/yaml"), Some(Media::Yaml));
+        assert_eq!(negotiate("text/html, application/yaml;q=0.9"), Some(Media::Yaml));
+        assert_eq!(negotiate("application/yaml, application/json"), Some(Media::Yaml));
+        assert_eq!(
+            negotiate("application/json;as=Table;v=v1;g=meta.k8s.io, application/json"),
+            Some(Media::Json)
+        );
+        assert_eq!(
+            negotiate("application/vnd.kubernetes.protobuf, application/json"),
+            Some(Media::Json)
+        );
+        assert_eq!(negotiate("*/*"), Some(Media::Json));
+        assert_eq!(negotiate(""), Some(Media::Json));
+        assert_eq!(negotiate("text/html"), None);
+        assert_eq!(negotiate("application/xml, text/plain"), None);
+    }
+}
