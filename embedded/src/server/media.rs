@@ -14,6 +14,10 @@ use super::errors::ApiError;
 /// The media types upstream lists when it refuses an `Accept`.
 const ACCEPTED: &str = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
 
+/// The media types upstream lists when it refuses the `Accept` of a watch.
+const ACCEPTED_FOR_WATCH: &str = "application/json, application/json;stream=watch, \
+     application/vnd.kubernetes.protobuf, application/vnd.kubernetes.protobuf;stream=watch";
+
 /// How a response is written.
 #[derive(Debug, PartialEq)]
 enum Media {
@@ -22,32 +26,42 @@ enum Media {
 }
 
 /// The media `accept` asks for first among those this server writes; `None` when it asks for
-/// none of them. Weights are not read: clients list what they prefer first.
-fn negotiate(accept: &str) -> Option<Media> {
+/// none of them. A watch is never YAML, which cannot be streamed. Weights are not read: clients
+/// list what they prefer first.
+fn negotiate(accept: &str, watch: bool) -> Option<Media> {
     accept.split(',').find_map(|range| {
         let essence = range.split(';').next().unwrap_or_default().trim();
         match essence.to_ascii_lowercase().as_str() {
             "" | "*/*" | "application/*" | "application/json" => Some(Media::Json),
             "application/vnd.kubernetes.protobuf" => Some(Media::Json),
-            "application/yaml" => Some(Media::Yaml),
+            "application/yaml" if !watch => Some(Media::Yaml),
             _ => None,
         }
     })
 }
 
+/// Whether a request is a watch (`?watch=true` or `1`).
+fn is_watch(request: &Request) -> bool {
+    request.uri().query().is_some_and(|query| {
+        form_urlencoded::parse(query.as_bytes())
+            .any(|(key, value)| key == "watch" && matches!(value.as_ref(), "true" | "1"))
+    })
+}
+
 /// Answers a resource request in the media its `Accept` asks for: JSON responses are written
 /// as YAML when YAML comes first, and a request for nothing this server writes is refused with
-/// a `406` before it is served. Streams (watches, logs) are left as they are.
+/// a `406` before it is served. Streams (watches, logs) are never converted.
 pub(super) async fn negotiate_response(request: Request, next: Next) -> Response {
     let accept = request.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok());
     // A pod's log is text whatever the client accepts.
-    let media = match accept {
-        Some(accept) if !request.uri().path().ends_with("/log") => negotiate(accept),
-        _ => Some(Media::Json),
+    let Some(accept) = accept.filter(|_| !request.uri().path().ends_with("/log")) else {
+        return next.run(request).await;
     };
-    match media {
+    let watch = is_watch(&request);
+    match negotiate(accept, watch) {
         None => {
-            let message = format!("only the following media types are accepted: {ACCEPTED}");
+            let accepted = if watch { ACCEPTED_FOR_WATCH } else { ACCEPTED };
+            let message = format!("only the following media types are accepted: {accepted}");
             ApiError::not_acceptable(message).into_response()
         }
         Some(Media::Json) => next.run(request).await,
@@ -58,10 +72,7 @@ pub(super) async fn negotiate_response(request: Request, next: Next) -> Response
 /// A JSON response written as YAML; any other response as it is.
 async fn as_yaml(response: Response) -> Response {
     let content_type = response.headers().get(header::CONTENT_TYPE);
-    let json = content_type.and_then(|v| v.to_str().ok()).is_some_and(|t| {
-        t.split(';').next().is_some_and(|e| e.trim() == "application/json")
-            && !t.contains("stream=watch")
-    });
+    let json = content_type.and_then(|v| v.to_str().ok()) == Some("application/json");
     if !json {
         return response;
     }
@@ -87,6 +98,7 @@ mod tests {
 
     #[test]
     fn the_first_media_this_server_writes_is_chosen() {
+        let negotiate = |accept| negotiate(accept, false);
         assert_eq!(negotiate("application/json"), Some(Media::Json));
         assert_eq!(negotiate("application/yaml"), Some(Media::Yaml));
         assert_eq!(negotiate("text/html, application/yaml;q=0.9"), Some(Media::Yaml));
@@ -103,5 +115,20 @@ mod tests {
         assert_eq!(negotiate(""), Some(Media::Json));
         assert_eq!(negotiate("text/html"), None);
         assert_eq!(negotiate("application/xml, text/plain"), None);
+    }
+
+    #[test]
+    fn a_watch_is_never_yaml() {
+        assert_eq!(negotiate("application/yaml, application/json", true), Some(Media::Json));
+        assert_eq!(negotiate("application/yaml", true), None);
+    }
+
+    #[test]
+    fn watches_are_recognised_by_their_query() {
+        let watch = |uri: &str| is_watch(&Request::get(uri).body(Body::empty()).unwrap());
+        assert!(watch("/api/v1/namespaces/default/pods?watch=true&resourceVersion=1"));
+        assert!(watch("/api/v1/pods?watch=1"));
+        assert!(!watch("/api/v1/namespaces/default/pods?watch=false"));
+        assert!(!watch("/api/v1/namespaces/watch/pods"));
     }
 }
