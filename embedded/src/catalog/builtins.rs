@@ -72,6 +72,11 @@ impl ResourceInfo {
         self
     }
 
+    fn without(mut self, verb: &str) -> Self {
+        self.verbs.retain(|v| v != verb);
+        self
+    }
+
     fn short(mut self, names: &[&str]) -> Self {
         self.short_names = strings(names);
         self
@@ -255,7 +260,9 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             .short(&["limits"])
             .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
             .with_schema(builtin_schema::<core::v1::LimitRange>),
+        // Upstream serves no deletecollection of namespaces.
         res("", "namespaces", "namespace", "Namespace", false)
+            .without("deletecollection")
             .short(&["ns"])
             .subs(vec![Status])
             .cols(vec![

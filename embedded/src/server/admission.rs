@@ -92,11 +92,18 @@ fn admit_builtin(
         return Ok(Admitted { object, warnings: Vec::new() });
     };
     let pruned = crate::validation::prune(&mut object, &schema);
-    if let Some(mismatch) = type_mismatch(&object, &schema) {
-        return Err(undecodable(info, &format!("json: {mismatch}")));
-    }
+    refuse_undecodable(info, &object)?;
     let warnings = unknown_fields(info, &pruned, field_validation)?;
     Ok(Admitted { object, warnings })
+}
+
+/// Refuses a built-in object with a value its kind's type cannot decode, as upstream's `400`.
+pub(super) fn refuse_undecodable(info: &ResourceInfo, object: &Value) -> ApiResult<()> {
+    let schema = info.schema.get().filter(|_| info.builtin);
+    match schema.and_then(|schema| type_mismatch(object, &schema)) {
+        Some(mismatch) => Err(undecodable(info, &format!("json: {mismatch}"))),
+        None => Ok(()),
+    }
 }
 
 /// The `400` of a body that does not decode as `info`'s kind, as upstream words it.

@@ -49,6 +49,8 @@ use axum::http::{HeaderMap, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
+use axum_server::accept::NoDelayAcceptor;
+use axum_server::tls_rustls::RustlsAcceptor;
 
 use subtle::ConstantTimeEq;
 
@@ -273,8 +275,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         listener.local_addr().map_err(|source| StartError::Bind { addr: config.bind, source })?;
     services::ensure_kubernetes(&store, addr).await?;
     let handle = axum_server::Handle::new();
-    let server = axum_server::from_tcp_rustls(listener, tls)
+    // Segments go out as written (`TCP_NODELAY`, as Go's API server has it): a watch event is
+    // not held back waiting for the acknowledgement of the one before.
+    let acceptor = RustlsAcceptor::new(tls).acceptor(NoDelayAcceptor::new());
+    let server = axum_server::from_tcp(listener)
         .map_err(|source| StartError::Bind { addr, source })?
+        .acceptor(acceptor)
         .handle(handle.clone());
     let task = tokio::spawn(server.serve(app.into_make_service()));
     Ok(RunningServer { addr, credentials, store, handle, task })
@@ -449,7 +455,11 @@ async fn route(state: &ApiState, request: ResourceRequest) -> ApiResult<Response
         (&Method::PUT, true, _) => Box::pin(write::update(state, request)).await,
         (&Method::PATCH, true, _) => Box::pin(write::patch(state, request)).await,
         (&Method::DELETE, true, None) => Box::pin(write::delete(state, request)).await,
-        (&Method::DELETE, false, None) => Box::pin(write::delete_collection(state, request)).await,
+        (&Method::DELETE, false, None)
+            if request.target.info.verbs.iter().any(|v| v == "deletecollection") =>
+        {
+            Box::pin(write::delete_collection(state, request)).await
+        }
         (method, _, _) => {
             Err(ApiError::method_not_allowed(method.as_str(), &request.target.info.resource))
         }

@@ -259,6 +259,9 @@ fn refuse_problems(
     if problems.is_empty() {
         return Ok(());
     }
+    // A value of the wrong type fails upstream's decoding before any validation sees it (and
+    // may be what the problems found come from): that `400` is the answer then.
+    super::admission::refuse_undecodable(info, object)?;
     Err(ApiError::invalid(&info.group, &info.kind, name, problems))
 }
 

@@ -43,6 +43,21 @@ async fn create_get_update_with_conflicts_and_delete() {
     let (code, reason, _) =
         api_error(api.replace("a", &PostParams::default(), &changed).await.unwrap_err());
     assert_eq!((code, reason.as_str()), (409, "Conflict"), "a stale resourceVersion is refused");
+    // Without a version, a built-in object is replaced whatever is stored, as upstream.
+    changed.metadata.resource_version = None;
+    changed.data = Some(BTreeMap::from([("k".to_owned(), "v2".to_owned())]));
+    let unconditional = api.replace("a", &PostParams::default(), &changed).await.unwrap();
+    assert_eq!(unconditional.data.unwrap()["k"], "v2");
+
+    // An exported object created again must leave its version behind.
+    let mut copy = created.clone();
+    copy.metadata.name = Some("copy".into());
+    let (code, reason, message) =
+        api_error(api.create(&PostParams::default(), &copy).await.unwrap_err());
+    assert_eq!(
+        (code, reason.as_str(), message.as_str()),
+        (400, "BadRequest", "resourceVersion should not be set on objects to be created")
+    );
 
     let patched = api
         .patch("a", &PatchParams::default(), &Patch::Merge(json!({"data": {"x": "1"}})))

@@ -46,6 +46,21 @@ async fn a_value_of_the_wrong_type_is_a_400_and_nothing_is_stored() {
     let deployments: Api<Deployment> = Api::namespaced(test.client.clone(), "default");
     assert_eq!(api_error(deployments.get("web").await.unwrap_err()).0, 404);
 
+    // A wrong type that also breaks a rule of the kind (a label `true`, as YAML's `yes` gives
+    // it, no longer matches the selector) is still the decoding's 400, as upstream.
+    let mut label = deployment(json!(1));
+    label["spec"]["template"]["metadata"]["labels"]["app"] = json!(true);
+    let label: DynamicObject = serde_json::from_value(label).unwrap();
+    let (code, _, message) =
+        api_error(dynamic.create(&PostParams::default(), &label).await.unwrap_err());
+    assert_eq!(code, 400, "{message}");
+    assert!(
+        message.ends_with(
+            "cannot unmarshal bool into field spec.template.metadata.labels[app] of type string"
+        ),
+        "{message}"
+    );
+
     let right: DynamicObject = serde_json::from_value(deployment(json!(2))).unwrap();
     dynamic.create(&PostParams::default(), &right).await.unwrap();
     let patch = Patch::Merge(json!({"spec": {"replicas": "x"}}));
@@ -92,13 +107,31 @@ async fn the_namespaces_the_cluster_needs_cannot_be_deleted() {
     };
     namespaces.create(&PostParams::default(), &team).await.unwrap();
     let all = ListParams::default();
-    let (code, _, _) =
+    let (code, reason, _) =
         api_error(namespaces.delete_collection(&DeleteParams::default(), &all).await.unwrap_err());
-    assert_eq!(code, 403, "a collection holding `default` is refused whole");
+    assert_eq!((code, reason.as_str()), (405, "MethodNotAllowed"), "as upstream, not served");
     for name in ["default", "team"] {
         let namespace = namespaces.get(name).await.unwrap();
         assert!(namespace.metadata.deletion_timestamp.is_none(), "{name} was left alone");
     }
+}
+
+#[tokio::test]
+async fn a_custom_resource_is_replaced_only_at_a_version() {
+    let test = start().await;
+    install_crds(&test.client).await;
+    let agents: Api<Agent> = Api::namespaced(test.client.clone(), "default");
+    let agent = Agent {
+        metadata: ObjectMeta { name: Some("a".into()), ..Default::default() },
+        spec: AgentSpec { image: "runner:1".into(), ..Default::default() },
+        status: None,
+    };
+    let mut created = agents.create(&PostParams::default(), &agent).await.unwrap();
+    created.metadata.resource_version = None;
+    let (code, _, message) =
+        api_error(agents.replace("a", &PostParams::default(), &created).await.unwrap_err());
+    assert_eq!(code, 422);
+    assert!(message.ends_with("must be specified for an update"), "{message}");
 }
 
 #[tokio::test]
