@@ -28,6 +28,8 @@ pub const FALLBACK_NODE_NAME: &str = "keelson-node";
 pub const DEFAULT_MAX_PODS: &str = "110";
 /// The memory assumed where the host's cannot be read.
 const FALLBACK_MEMORY: &str = "8Gi";
+/// The root filesystem's size assumed where it cannot be read.
+const FALLBACK_STORAGE: &str = "100Gi";
 const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 
 /// One node of the local cluster, as configured.
@@ -161,12 +163,16 @@ impl NodeConfig {
         Ok(())
     }
 
-    /// Fills in the capacity not given: the host's cpu and memory, and 110 pods.
+    /// Fills in the capacity not given, as a kubelet reports it: the host's cpu, memory and
+    /// root filesystem (`ephemeral-storage`), no huge pages, and 110 pods.
     fn with_defaults(mut self) -> Self {
         let host = host_resources();
         for (resource, value) in [
             ("cpu", host.cpu.as_str()),
             ("memory", host.memory.as_str()),
+            ("ephemeral-storage", host.storage.as_str()),
+            ("hugepages-1Gi", "0"),
+            ("hugepages-2Mi", "0"),
             ("pods", DEFAULT_MAX_PODS),
         ] {
             self.capacity.entry(resource.to_owned()).or_insert_with(|| Quantity(value.to_owned()));
@@ -558,10 +564,11 @@ fn kubernetes_arch() -> &'static str {
     }
 }
 
-/// The host's cpu count and memory, as capacity quantities.
+/// The host's cpu count, memory and root filesystem size, as capacity quantities.
 struct HostResources {
     cpu: String,
     memory: String,
+    storage: String,
 }
 
 fn host_resources() -> &'static HostResources {
@@ -572,6 +579,10 @@ fn host_resources() -> &'static HostResources {
             .ok()
             .and_then(|text| mem_total_bytes(&text))
             .map_or_else(|| FALLBACK_MEMORY.to_owned(), quantity::format_bytes),
+        storage: rustix::fs::statvfs("/")
+            .ok()
+            .and_then(|fs| fs.f_blocks.checked_mul(fs.f_frsize))
+            .map_or_else(|| FALLBACK_STORAGE.to_owned(), quantity::format_bytes),
     })
 }
 

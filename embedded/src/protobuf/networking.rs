@@ -1,5 +1,5 @@
 //! Conversion of `networking.k8s.io/v1` `Ingress`, as `kubectl create ingress` sends it: class,
-//! TLS and rules whose paths lead to Services; not a default backend or a resource backend.
+//! TLS, a default backend and rules whose paths lead to Services; not a resource backend.
 
 use k8s_pb::api::networking::v1::{
     HttpIngressPath, HttpIngressRuleValue, Ingress, IngressBackend, IngressLoadBalancerStatus,
@@ -18,9 +18,11 @@ pub(crate) fn ingress(ingress: Ingress, ctx: &mut Ctx) -> Map<String, Value> {
     let IngressLoadBalancerStatus { ingress: addresses } = load_balancer.unwrap_or_default();
     ctx.unmapped_entries("status.loadBalancer", "ingress", &addresses);
     let IngressSpec { ingress_class_name, default_backend, tls, rules } = spec.unwrap_or_default();
-    ctx.unmapped_pointer("spec", "defaultBackend", &default_backend);
     let mut spec = Object::default();
     spec.pointer("ingressClassName", ingress_class_name);
+    if let Some(default_backend) = default_backend {
+        spec.put("defaultBackend", backend(default_backend, ctx, "spec.defaultBackend"));
+    }
     let tls: Vec<Value> = tls
         .into_iter()
         .map(|IngressTls { hosts, secret_name }| {
@@ -69,9 +71,20 @@ fn rule(rule: IngressRule, ctx: &mut Ctx, path: &str) -> Value {
 
 fn path(http_path: HttpIngressPath, ctx: &mut Ctx, path: &str) -> Value {
     let HttpIngressPath { path: prefix, path_type, backend } = http_path;
-    let IngressBackend { service, resource } = backend.unwrap_or_default();
-    ctx.unmapped_pointer(&join(path, "backend"), "resource", &resource);
-    let mut backend = Object::default();
+    let backend = self::backend(backend.unwrap_or_default(), ctx, &join(path, "backend"));
+    let mut out = Object::default();
+    out.omitempty("path", prefix);
+    // A pointer without `omitempty` in Go: `null` when unset.
+    out.put("pathType", path_type.map_or(Value::Null, Value::from));
+    out.put("backend", backend);
+    out.into()
+}
+
+/// A backend at `path`: a Service's name and port.
+fn backend(backend: IngressBackend, ctx: &mut Ctx, path: &str) -> Object {
+    let IngressBackend { service, resource } = backend;
+    ctx.unmapped_pointer(path, "resource", &resource);
+    let mut out = Object::default();
     if let Some(IngressServiceBackend { name, port }) = service {
         let ServiceBackendPort { name: port_name, number } = port.unwrap_or_default();
         let mut port = Object::default();
@@ -80,12 +93,7 @@ fn path(http_path: HttpIngressPath, ctx: &mut Ctx, path: &str) -> Value {
         let mut service = Object::default();
         service.always("name", name);
         service.put("port", port);
-        backend.put("service", service);
+        out.put("service", service);
     }
-    let mut out = Object::default();
-    out.omitempty("path", prefix);
-    // A pointer without `omitempty` in Go: `null` when unset.
-    out.put("pathType", path_type.map_or(Value::Null, Value::from));
-    out.put("backend", backend);
-    out.into()
+    out
 }

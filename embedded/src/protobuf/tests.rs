@@ -1326,6 +1326,15 @@ const CASES: &[Case] = &[
         "--rule=a.example/=web:80",
         "--rule=b.example/api*=api:http,tls=secret"
     ),
+    case!(
+        "ingress-default",
+        "create",
+        "ingress",
+        "site2",
+        "--class=nginx",
+        "--default-backend=web:80",
+        "--rule=a.example/=web:http"
+    ),
 ];
 
 #[test]
