@@ -20,6 +20,7 @@ mod pod_attach;
 pub(crate) mod pod_exec;
 pub mod pod_log;
 mod port_forward;
+mod priority;
 mod query;
 mod quota;
 mod rbac;
@@ -237,6 +238,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let registry = Registry::default();
     registry.refresh(&store);
     write::ensure_default_namespaces(&store).await?;
+    priority::ensure_system_classes(&store).await?;
     service_accounts::ensure_every_default(&store).await?;
     rbac::ensure_defaults(&store).await?;
     rbac::converge_aggregation(&store).await?;

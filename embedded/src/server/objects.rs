@@ -386,6 +386,9 @@ pub fn prepare_update(
     }
     drop_empty_metadata(&mut new);
     super::defaults::normalize(info, &mut new);
+    if is_core(info, "pods") {
+        super::priority::keep_on_update(&mut new, old);
+    }
     refuse_problems(info, &name, &new, Some(old))?;
     Ok(new)
 }

@@ -24,7 +24,7 @@ use super::paths::object_key;
 use super::query::Query;
 use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
 use super::{ApiState, ResourceRequest};
-use super::{ephemeral, quota, rbac, root_ca, service_accounts};
+use super::{ephemeral, priority, quota, rbac, root_ca, service_accounts};
 
 /// How often a patch is retried when another writer got in between.
 const PATCH_ATTEMPTS: usize = 5;
@@ -193,6 +193,7 @@ async fn create_object(
     rbac::check_no_escalation(&state.store, &request.user, info, &object)?;
     if is_core(info, "pods") {
         service_accounts::check_pod(&state.store, &object).await?;
+        priority::admit_pod(&state.store, &mut object)?;
     }
     quota::admit(&state.store, info, &object)?;
     // Held until the Service is stored, so that no other Service takes its addresses meanwhile.
@@ -389,7 +390,7 @@ pub(crate) async fn update(state: &ApiState, request: ResourceRequest) -> ApiRes
     let precondition = resource_version(&body)?;
     // Built-in kinds take an update without a version (it replaces whatever is stored, retried
     // over concurrent writes), as upstream's strategies allow; custom resources and CRDs do not.
-    if precondition.is_none() && !(info.builtin && !is_crd(&info)) {
+    if precondition.is_none() && (!info.builtin || is_crd(&info)) {
         return Err(ApiError::invalid(
             &info.group,
             &info.kind,

@@ -6,6 +6,7 @@ mod custom;
 mod decoding;
 mod immutable;
 mod kind_checks;
+mod priority;
 mod quota;
 mod rbac;
 mod runtime;

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, ResourceQuota};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 use serde_json::json;
@@ -138,6 +139,9 @@ async fn a_scoped_quota_counts_only_the_pods_its_scopes_select() {
         api_error(pods.create(&post, &pod("bare-2", json!({}))).await.unwrap_err());
     assert_eq!((code, message.contains("exceeded quota: best-effort")), (403, true), "{message}");
 
+    let classes: Api<PriorityClass> = Api::all(test.client.clone());
+    let class = json!({"metadata": {"name": "high"}, "value": 1000});
+    classes.create(&post, &serde_json::from_value(class).unwrap()).await.unwrap();
     let mut urgent = pod("urgent", json!({"requests": {"cpu": "2"}}));
     urgent.spec.as_mut().unwrap().priority_class_name = Some("high".into());
     let (code, _, message) = api_error(pods.create(&post, &urgent).await.unwrap_err());

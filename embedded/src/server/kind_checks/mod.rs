@@ -53,8 +53,13 @@ fn kind_problems(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Ve
         return Vec::new();
     }
     match (info.group.as_str(), info.resource.as_str()) {
+        ("apps", "deployments") => {
+            let mut causes = workload(object, old, "deployment");
+            causes.extend(deployment_strategy(object));
+            causes
+        }
         // Upstream's ReplicaSet message names deployments too.
-        ("apps", "deployments" | "replicasets") => workload(object, old, "deployment"),
+        ("apps", "replicasets") => workload(object, old, "deployment"),
         ("apps", "daemonsets") => workload(object, old, "daemonset"),
         // A new selector is refused with the rest of the spec, as upstream refuses it.
         ("apps", "statefulsets") => {
@@ -116,6 +121,18 @@ fn workload(object: &Value, old: Option<&Value>, kind: &str) -> Vec<Cause> {
     }
     causes.extend(pod_template(template, "spec.template"));
     causes
+}
+
+/// A Deployment's strategy: `Recreate` takes no `rollingUpdate` (a patch that only changes the
+/// type keeps it, the classic mistake upstream refuses).
+fn deployment_strategy(deployment: &Value) -> Option<Cause> {
+    let strategy = deployment.pointer("/spec/strategy")?;
+    let recreate = strategy.get("type").and_then(Value::as_str) == Some("Recreate");
+    let rolling = strategy.get("rollingUpdate").is_some_and(|r| !r.is_null());
+    (recreate && rolling).then(|| {
+        let detail = "may not be specified when strategy `type` is 'Recreate'";
+        Cause::from(&validation::forbidden("spec.strategy.rollingUpdate", detail))
+    })
 }
 
 /// A ReplicationController: a selector (a label map) that selects the pod template, and a valid
@@ -479,6 +496,24 @@ mod tests {
         let causes = problems(&info("replicasets"), &bad, None);
         assert_eq!((causes.len(), causes[0].field.as_str()), (1, "spec.selector"), "{causes:?}");
         assert!(causes[0].message.contains("invalid label selector"), "{causes:?}");
+    }
+
+    #[test]
+    fn a_recreate_deployment_takes_no_rolling_update() {
+        let mut recreate = deployment(json!({"matchLabels": {"app": "a"}}), json!({"app": "a"}));
+        recreate["spec"]["strategy"] =
+            json!({"type": "Recreate", "rollingUpdate": {"maxSurge": "25%"}});
+        assert_eq!(
+            found("deployments", &recreate, None),
+            [(
+                "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` \
+                 is 'Recreate'"
+                    .into(),
+                "FieldValueForbidden".into()
+            )]
+        );
+        recreate["spec"]["strategy"] = json!({"type": "Recreate", "rollingUpdate": null});
+        assert_eq!(found("deployments", &recreate, None), []);
     }
 
     #[test]
