@@ -68,10 +68,10 @@ pub(super) fn qos_class(spec: &Value) -> &'static str {
 /// ReplicationControllers, DaemonSets, StatefulSets, Jobs, CronJobs) get upstream's defaults for
 /// what their controllers and `kubectl rollout` read (replicas, selectors, update strategy,
 /// revision history, progress deadline, a Job's counts and policies, concurrency and history
-/// limits) and their pod templates those of a
-/// pod spec and its containers (as `kubectl describe` shows them); Services get their type,
-/// policies and target ports; PersistentVolumes their reclaim policy and volume mode; autoscalers
-/// their fewest replicas and, without metrics, a CPU target. Other objects are left alone.
+/// limits) and their pod templates those of a pod spec and its containers (as `kubectl
+/// describe` shows them); Services get their type, policies and target ports; PersistentVolumes
+/// their reclaim policy and volume mode, claims their volume mode; autoscalers their fewest
+/// replicas and, without metrics, a CPU target. Other objects are left alone.
 pub fn normalize(info: &ResourceInfo, object: &mut Value) {
     if !info.builtin {
         return;
@@ -186,6 +186,9 @@ pub fn normalize(info: &ResourceInfo, object: &mut Value) {
             let spec = spec_of(map);
             spec.entry("persistentVolumeReclaimPolicy").or_insert(json!("Retain"));
             spec.entry("volumeMode").or_insert(json!("Filesystem"));
+        }
+        ("", "persistentvolumeclaims") => {
+            spec_of(map).entry("volumeMode").or_insert(json!("Filesystem"));
         }
         _ => {}
     }
@@ -477,6 +480,19 @@ mod tests {
         create("jobs", &mut job);
         assert!(job["spec"].get("selector").is_none());
         assert!(job["spec"].get("completions").is_none());
+    }
+
+    #[test]
+    fn volumes_and_claims_are_filesystems_unless_they_say_otherwise() {
+        let mut claim = json!({"spec": {"accessModes": ["ReadWriteOnce"]}});
+        normalize(&info("persistentvolumeclaims"), &mut claim);
+        assert_eq!(claim["spec"]["volumeMode"], "Filesystem");
+        let mut block = json!({"spec": {"volumeMode": "Block"}});
+        normalize(&info("persistentvolumes"), &mut block);
+        assert_eq!(
+            (&block["spec"]["volumeMode"], &block["spec"]["persistentVolumeReclaimPolicy"]),
+            (&json!("Block"), &json!("Retain"))
+        );
     }
 
     #[test]
