@@ -21,7 +21,8 @@ use crate::catalog::{ResourceInfo, builtin_resource};
 use crate::storage::{Entry, Event, EventType, Snapshot, Store, StoreError, WriteOp};
 
 use super::admission::CRD_CLEANUP_FINALIZER;
-use super::objects::{finalizers, meta_str, ready_to_remove};
+use super::namespace_conditions::{Condition, conditions, render, shown};
+use super::objects::{finalizers, meta_str, now_rfc3339, ready_to_remove};
 use super::paths::resource_prefix;
 use super::registry::{CRD_PREFIX, Registry};
 use super::write::{Propagation, delete_entry};
@@ -45,6 +46,8 @@ pub(crate) enum Action {
     RemoveFinalizer { key: String, finalizer: &'static str },
     /// The namespace is empty: let it go.
     FinalizeNamespace { key: String },
+    /// Show what still holds the namespace in its conditions.
+    NamespaceConditions { key: String, conditions: Vec<Condition> },
 }
 
 impl Action {
@@ -54,7 +57,8 @@ impl Action {
             Action::Delete { key, .. }
             | Action::RemoveOwner { key, .. }
             | Action::RemoveFinalizer { key, .. }
-            | Action::FinalizeNamespace { key } => key,
+            | Action::FinalizeNamespace { key }
+            | Action::NamespaceConditions { key, .. } => key,
         }
     }
 }
@@ -182,6 +186,12 @@ pub(crate) fn plan(items: &[Item<'_>]) -> Vec<Action> {
             .collect();
         if contents.is_empty() {
             actions.push(Action::FinalizeNamespace { key: namespace.key.to_owned() });
+        } else {
+            let conditions = conditions(contents.iter().map(|i| (i.key, i.object)));
+            if !shown(namespace.object, &conditions) {
+                let key = namespace.key.to_owned();
+                actions.push(Action::NamespaceConditions { key, conditions });
+            }
         }
         for item in contents {
             delete(&mut actions, item, Propagation::Background);
@@ -370,6 +380,13 @@ async fn act(
                 finalizers(&object).into_iter().filter(|f| f != finalizer).collect();
             object["metadata"]["finalizers"] = json!(kept);
         }
+        Action::NamespaceConditions { conditions, .. } => {
+            // Its `kubernetes` finalizer holds it, though not among `metadata.finalizers`:
+            // written, never removed, here.
+            object["status"]["conditions"] = render(&object, &conditions, &now_rfc3339());
+            let op = WriteOp::Update { key, expected_revision: current.revision, object };
+            return store.write(op).await.map(|_| ());
+        }
         Action::FinalizeNamespace { .. } => {
             if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
                 spec.insert("finalizers".into(), json!([]));
@@ -489,9 +506,12 @@ mod tests {
             ("/core/configmaps/team/a".to_owned(), obj("a", &[], json!({}))),
             ("/core/configmaps/other/b".to_owned(), obj("b", &[], json!({}))),
         ];
+        let planned = plan(&items(&objects));
+        assert!(matches!(&planned[0], Action::NamespaceConditions { key, .. }
+            if key == "/core/namespaces//team"));
         assert_eq!(
-            plan(&items(&objects)),
-            vec![Action::Delete {
+            planned[1..],
+            [Action::Delete {
                 key: "/core/configmaps/team/a".into(),
                 propagation: Propagation::Background
             }]

@@ -13,6 +13,7 @@ mod impersonation;
 mod kind_checks;
 mod media;
 mod metrics_api;
+mod namespace_conditions;
 mod object_checks;
 mod objects;
 mod paths;

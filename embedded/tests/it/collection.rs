@@ -1,8 +1,9 @@
-//! Garbage collection through the API: the three propagation policies, `blockOwnerDeletion`.
+//! Garbage collection through the API: the three propagation policies, `blockOwnerDeletion`,
+//! and namespaces that say what holds them.
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::wait::{Condition, await_condition, conditions};
@@ -90,4 +91,64 @@ async fn each_propagation_policy_does_what_it_says() {
     for dependent in &dependents {
         until_gone(&api, dependent).await;
     }
+}
+
+#[tokio::test]
+async fn a_namespace_held_by_finalizers_says_what_holds_it() {
+    let test = start().await;
+    let namespaces: Api<Namespace> = Api::all(test.client.clone());
+    let post = PostParams::default();
+    let team = Namespace {
+        metadata: ObjectMeta { name: Some("team".into()), ..Default::default() },
+        ..Default::default()
+    };
+    namespaces.create(&post, &team).await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "team");
+    let mut held = config_map("held", None);
+    held.metadata.finalizers = Some(vec!["example.com/keep".into()]);
+    api.create(&post, &held).await.unwrap();
+    namespaces.delete("team", &DeleteParams::default()).await.unwrap();
+
+    let message = |namespace: &Namespace, type_: &str| {
+        let conditions = namespace.status.as_ref()?.conditions.as_ref()?;
+        conditions.iter().find(|c| c.type_ == type_)?.message.clone()
+    };
+    let finalizers = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let namespace = namespaces.get("team").await.unwrap();
+            // The rest of its content (the root CA, the default account) goes first.
+            let remaining = message(&namespace, "NamespaceContentRemaining");
+            if remaining.as_deref()
+                == Some("Some resources are remaining: configmaps. has 1 resource instances")
+            {
+                return (message(&namespace, "NamespaceFinalizersRemaining"), remaining);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the namespace's conditions to name what is left");
+    assert_eq!(
+        finalizers,
+        (
+            Some(
+                "Some content in the namespace has finalizers remaining: example.com/keep in 1 \
+                 resource instances"
+                    .to_owned()
+            ),
+            Some("Some resources are remaining: configmaps. has 1 resource instances".to_owned())
+        )
+    );
+
+    // Once the finalizer goes, so does the namespace.
+    let release = Patch::Merge(json!({"metadata": {"finalizers": null}}));
+    api.patch("held", &PatchParams::default(), &release).await.unwrap();
+    let uid = namespaces.get("team").await.unwrap().metadata.uid.unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        await_condition(namespaces.clone(), "team", conditions::is_deleted(&uid)),
+    )
+    .await
+    .expect("the namespace to go")
+    .unwrap();
 }
