@@ -5,6 +5,7 @@ mod api;
 mod api_events;
 mod autotune;
 mod bench;
+mod builtin_kinds;
 mod cli;
 mod clinical;
 mod crash;

@@ -4,10 +4,11 @@
 //! `table::computed` (see its docs for the list).
 
 use k8s_openapi::api::{
-    apps, authentication, authorization, autoscaling, batch, coordination, core, discovery, events,
-    networking, policy, rbac, scheduling, storage,
+    admissionregistration, apps, authentication, authorization, autoscaling, batch, certificates,
+    coordination, core, discovery, events, networking, node, policy, rbac, scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 
 use super::schemas::builtin_schema;
 use super::{ALL_VERBS, PrinterColumn, ResourceInfo, Schema, Subresource};
@@ -85,6 +86,11 @@ impl ResourceInfo {
         self.categories = strings(&["all"]);
         self
     }
+    /// Upstream's category of the kinds that extend the API (`kubectl get api-extensions`).
+    fn api_extensions_category(mut self) -> Self {
+        self.categories = strings(&["api-extensions"]);
+        self
+    }
     fn subs(mut self, subresources: Vec<Subresource>) -> Self {
         self.subresources = subresources;
         self
@@ -159,6 +165,14 @@ fn binding_columns() -> Vec<PrinterColumn> {
             "ServiceAccounts bound.",
         )
         .wide(),
+    ]
+}
+
+/// A webhook configuration's columns, as kubectl prints them.
+fn webhook_columns() -> Vec<PrinterColumn> {
+    vec![
+        col("Webhooks", "integer", "computed:count:webhooks", "Number of webhooks configured."),
+        age(),
     ]
 }
 
@@ -370,6 +384,24 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             ])
             .fields(&pod_fields)
             .with_schema(builtin_schema::<core::v1::Pod>),
+        // Stored only: no controller reads them.
+        res("", "podtemplates", "podtemplate", "PodTemplate", true)
+            .cols(vec![
+                col(
+                    "Containers",
+                    "string",
+                    "computed:podtemplate-containers",
+                    "Names of each container in the template.",
+                ),
+                col(
+                    "Images",
+                    "string",
+                    "computed:podtemplate-images",
+                    "Images referenced by each container in the template.",
+                ),
+                col("Pod Labels", "string", "computed:podtemplate-labels", "The labels for the pod template."),
+            ])
+            .with_schema(builtin_schema::<core::v1::PodTemplate>),
         res("", "replicationcontrollers", "replicationcontroller", "ReplicationController", true)
             .short(&["rc"])
             .all_category()
@@ -572,6 +604,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         // apiextensions.k8s.io/v1
         res("apiextensions.k8s.io", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", false)
             .short(&["crd", "crds"])
+            .api_extensions_category()
             .subs(vec![Status])
             .cols(vec![col("Created At", "date", "computed:created-at", AGE)])
             .with_schema(builtin_schema::<CustomResourceDefinition>),
@@ -657,6 +690,105 @@ pub(super) fn all() -> Vec<ResourceInfo> {
                 age(),
             ])
             .with_schema(builtin_schema::<storage::v1::StorageClass>),
+        // Stored only: no CSI driver, attacher or node plugin runs here.
+        res("storage.k8s.io", "csidrivers", "csidriver", "CSIDriver", false)
+            .cols(vec![
+                col(
+                    "AttachRequired",
+                    "boolean",
+                    "computed:csidriver-attach-required",
+                    "Whether volumes are attached before they are mounted.",
+                ),
+                col("PodInfoOnMount", "boolean", "computed:bool:.spec.podInfoOnMount", "Whether mounts get the pod's details."),
+                col(
+                    "StorageCapacity",
+                    "boolean",
+                    "computed:bool:.spec.storageCapacity",
+                    "Whether the scheduler considers the driver's storage capacity.",
+                ),
+                col("TokenRequests", "string", "computed:csidriver-token-requests", "Audiences of the tokens mounts get."),
+                col(
+                    "RequiresRepublish",
+                    "boolean",
+                    "computed:bool:.spec.requiresRepublish",
+                    "Whether volumes are mounted again periodically.",
+                ),
+                col("Modes", "string", "computed:csidriver-modes", "The volume lifecycle modes supported."),
+                age(),
+            ])
+            .with_schema(builtin_schema::<storage::v1::CSIDriver>),
+        res("storage.k8s.io", "csinodes", "csinode", "CSINode", false)
+            .cols(vec![
+                col("Drivers", "integer", "computed:count:spec.drivers", "Number of CSI drivers registered on the node."),
+                age(),
+            ])
+            .with_schema(builtin_schema::<storage::v1::CSINode>),
+        res("storage.k8s.io", "volumeattachments", "volumeattachment", "VolumeAttachment", false)
+            .subs(vec![Status])
+            .cols(vec![
+                col("Attacher", "string", ".spec.attacher", "The driver that attaches the volume."),
+                col("PV", "string", ".spec.source.persistentVolumeName", "The volume attached."),
+                col("Node", "string", ".spec.nodeName", "The node the volume is attached to."),
+                col("Attached", "boolean", "computed:bool:.status.attached", "Whether the volume is attached."),
+                age(),
+            ])
+            .with_schema(builtin_schema::<storage::v1::VolumeAttachment>),
+        res("node.k8s.io", "runtimeclasses", "runtimeclass", "RuntimeClass", false)
+            .cols(vec![col("Handler", "string", ".handler", "The container runtime handler."), age()])
+            .with_schema(builtin_schema::<node::v1::RuntimeClass>),
+        // Stored only: no signer or approver runs here.
+        res("certificates.k8s.io", "certificatesigningrequests", "certificatesigningrequest", "CertificateSigningRequest", false)
+            .short(&["csr"])
+            .subs(vec![Status])
+            .cols(vec![
+                age(),
+                col("SignerName", "string", "computed:or-none:.spec.signerName", "The signer asked to sign."),
+                col("Requestor", "string", ".spec.username", "The user who asked."),
+                col(
+                    "RequestedDuration",
+                    "string",
+                    "computed:csr-requested-duration",
+                    "How long the certificate asked for is valid.",
+                ),
+                col("Condition", "string", "computed:csr-condition", "Approved, Denied or Pending; Failed, Issued."),
+            ])
+            .with_schema(builtin_schema::<certificates::v1::CertificateSigningRequest>),
+        // Stored only: no webhook is called and no admission policy evaluated.
+        res("admissionregistration.k8s.io", "mutatingwebhookconfigurations", "mutatingwebhookconfiguration", "MutatingWebhookConfiguration", false)
+            .api_extensions_category()
+            .cols(webhook_columns())
+            .with_schema(builtin_schema::<admissionregistration::v1::MutatingWebhookConfiguration>),
+        res("admissionregistration.k8s.io", "validatingadmissionpolicies", "validatingadmissionpolicy", "ValidatingAdmissionPolicy", false)
+            .api_extensions_category()
+            .subs(vec![Status])
+            .cols(vec![
+                col("Validations", "integer", "computed:count:spec.validations", "Number of validation rules."),
+                col("ParamKind", "string", "computed:policy-param-kind", "The kind of the policy's parameters."),
+                age(),
+            ])
+            .with_schema(builtin_schema::<admissionregistration::v1::ValidatingAdmissionPolicy>),
+        res("admissionregistration.k8s.io", "validatingadmissionpolicybindings", "validatingadmissionpolicybinding", "ValidatingAdmissionPolicyBinding", false)
+            .api_extensions_category()
+            .cols(vec![
+                col("PolicyName", "string", ".spec.policyName", "The policy bound."),
+                col("ParamRef", "string", "computed:binding-param-ref", "The parameters of the binding."),
+                age(),
+            ])
+            .with_schema(builtin_schema::<admissionregistration::v1::ValidatingAdmissionPolicyBinding>),
+        res("admissionregistration.k8s.io", "validatingwebhookconfigurations", "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", false)
+            .api_extensions_category()
+            .cols(webhook_columns())
+            .with_schema(builtin_schema::<admissionregistration::v1::ValidatingWebhookConfiguration>),
+        // Stored only: nothing is aggregated (the served groups have no `Local` APIService).
+        res("apiregistration.k8s.io", "apiservices", "apiservice", "APIService", false)
+            .api_extensions_category()
+            .subs(vec![Status])
+            .cols(vec![
+                col("Service", "string", "computed:apiservice-service", "The service that serves the API."),
+                col("Available", "string", "computed:apiservice-available", "Whether the API is available."),
+                age(),
+            ])
+            .with_schema(builtin_schema::<APIService>),
         // Reviews: created only, answered at once, never stored (see `server::reviews`).
         res("authorization.k8s.io", "selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", false)
             .create_only()

@@ -117,6 +117,8 @@ fn list_strategy(name: &str, items: &Value) -> Option<(&'static str, Option<&'st
         "ownerReferences" => ("merge", Some("uid")),
         "hostAliases" => ("merge", Some("ip")),
         "topologySpreadConstraints" => ("merge", Some("topologyKey")),
+        "webhooks" if has("clientConfig") => ("merge", Some("name")),
+        "drivers" if has("nodeID") => ("merge", Some("name")),
         "finalizers" => ("merge", None),
         _ => return None,
     };

@@ -89,6 +89,57 @@ fn builtins_have_scope_short_names_and_subresources() {
         ("networking.k8s.io", "networkpolicies", "NetworkPolicy", true, &["netpol"], &[], false),
         ("scheduling.k8s.io", "priorityclasses", "PriorityClass", false, &["pc"], &[], false),
         ("storage.k8s.io", "storageclasses", "StorageClass", false, &["sc"], &[], false),
+        ("storage.k8s.io", "csidrivers", "CSIDriver", false, &[], &[], false),
+        ("storage.k8s.io", "csinodes", "CSINode", false, &[], &[], false),
+        ("storage.k8s.io", "volumeattachments", "VolumeAttachment", false, &[], &["status"], false),
+        ("node.k8s.io", "runtimeclasses", "RuntimeClass", false, &[], &[], false),
+        ("", "podtemplates", "PodTemplate", true, &[], &[], false),
+        (
+            "certificates.k8s.io",
+            "certificatesigningrequests",
+            "CertificateSigningRequest",
+            false,
+            &["csr"],
+            &["status"],
+            false,
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "mutatingwebhookconfigurations",
+            "MutatingWebhookConfiguration",
+            false,
+            &[],
+            &[],
+            false,
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+            false,
+            &[],
+            &[],
+            false,
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "validatingadmissionpolicies",
+            "ValidatingAdmissionPolicy",
+            false,
+            &[],
+            &["status"],
+            false,
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "validatingadmissionpolicybindings",
+            "ValidatingAdmissionPolicyBinding",
+            false,
+            &[],
+            &[],
+            false,
+        ),
+        ("apiregistration.k8s.io", "apiservices", "APIService", false, &[], &["status"], false),
         ("events.k8s.io", "events", "Event", true, &["ev"], &[], false),
         ("apps", "deployments", "Deployment", true, &["deploy"], &["status", "scale"], true),
         ("apps", "daemonsets", "DaemonSet", true, &["ds"], &["status"], true),
@@ -174,6 +225,8 @@ fn builtins_have_scope_short_names_and_subresources() {
         let verbs = match *group {
             _ if reviews => 1,
             "metrics.k8s.io" => 2,
+            // Upstream serves no deletecollection of namespaces.
+            "" if *resource == "namespaces" => 7,
             _ => 8,
         };
         assert_eq!(info.verbs.len(), verbs, "{resource}");
@@ -186,6 +239,22 @@ fn builtins_have_scope_short_names_and_subresources() {
         "autoscaling/v2"
     );
     assert_eq!(find(&infos, "", "nodes").scope(), "Cluster");
+    let extensions: Vec<&str> = infos
+        .iter()
+        .filter(|i| i.categories.contains(&"api-extensions".to_owned()))
+        .map(|i| i.resource.as_str())
+        .collect();
+    assert_eq!(
+        extensions,
+        [
+            "customresourcedefinitions",
+            "mutatingwebhookconfigurations",
+            "validatingadmissionpolicies",
+            "validatingadmissionpolicybindings",
+            "validatingwebhookconfigurations",
+            "apiservices",
+        ]
+    );
 }
 
 #[test]
@@ -256,6 +325,41 @@ fn builtin_printer_columns_mirror_kubectl() {
         visible("networking.k8s.io", "ingresses"),
         ["CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"]
     );
+    assert_eq!(visible("", "podtemplates"), ["CONTAINERS", "IMAGES", "POD LABELS"]);
+    for webhooks in ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"] {
+        assert_eq!(visible("admissionregistration.k8s.io", webhooks), ["WEBHOOKS", "AGE"]);
+    }
+    assert_eq!(
+        visible("admissionregistration.k8s.io", "validatingadmissionpolicies"),
+        ["VALIDATIONS", "PARAMKIND", "AGE"]
+    );
+    assert_eq!(
+        visible("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
+        ["POLICYNAME", "PARAMREF", "AGE"]
+    );
+    assert_eq!(visible("apiregistration.k8s.io", "apiservices"), ["SERVICE", "AVAILABLE", "AGE"]);
+    assert_eq!(
+        visible("certificates.k8s.io", "certificatesigningrequests"),
+        ["AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"]
+    );
+    assert_eq!(visible("node.k8s.io", "runtimeclasses"), ["HANDLER", "AGE"]);
+    assert_eq!(
+        visible("storage.k8s.io", "csidrivers"),
+        [
+            "ATTACHREQUIRED",
+            "PODINFOONMOUNT",
+            "STORAGECAPACITY",
+            "TOKENREQUESTS",
+            "REQUIRESREPUBLISH",
+            "MODES",
+            "AGE"
+        ]
+    );
+    assert_eq!(visible("storage.k8s.io", "csinodes"), ["DRIVERS", "AGE"]);
+    assert_eq!(
+        visible("storage.k8s.io", "volumeattachments"),
+        ["ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]
+    );
 }
 
 #[test]
@@ -315,6 +419,17 @@ fn builtin_schemas_are_self_contained_with_patch_metadata() {
     assert_eq!(
         svc.pointer("/properties/spec/properties/ports/x-kubernetes-patch-merge-key").unwrap(),
         "port"
+    );
+    for webhooks in ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"] {
+        let config = find(&infos, "admissionregistration.k8s.io", webhooks).schema.get().unwrap();
+        assert_eq!(config["properties"]["webhooks"]["x-kubernetes-patch-merge-key"], "name");
+    }
+    let csi_node = find(&infos, "storage.k8s.io", "csinodes").schema.get().unwrap();
+    assert_eq!(
+        csi_node
+            .pointer("/properties/spec/properties/drivers/x-kubernetes-patch-merge-key")
+            .unwrap(),
+        "name"
     );
     let deploy = find(&infos, "apps", "deployments").schema.get().unwrap();
     assert_eq!(

@@ -42,15 +42,18 @@ pub fn gv_path(group: &str, version: &str) -> String {
 }
 
 /// Upstream's component name: `io.k8s.api.core.v1.ConfigMap`,
-/// `io.k8s.api.apps.v1.Deployment`, `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition`
-/// for built-ins; reversed group for custom resources
-/// (`dev.keelson.serving.v1alpha1.ModelDeployment`).
+/// `io.k8s.api.apps.v1.Deployment`, `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition`,
+/// `io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService` for built-ins; reversed
+/// group for custom resources (`dev.keelson.serving.v1alpha1.ModelDeployment`).
 pub fn schema_name(info: &ResourceInfo) -> String {
     let prefix = if info.builtin {
         match info.group.as_str() {
             "" => "io.k8s.api.core".to_owned(),
             "apiextensions.k8s.io" => {
                 "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions".to_owned()
+            }
+            "apiregistration.k8s.io" => {
+                "io.k8s.kube-aggregator.pkg.apis.apiregistration".to_owned()
             }
             g => format!("io.k8s.api.{}", g.split('.').next().unwrap_or(g)),
         }

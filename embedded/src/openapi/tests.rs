@@ -69,18 +69,22 @@ fn index_lists_every_group_version() {
         keys,
         [
             "api/v1",
+            "apis/admissionregistration.k8s.io/v1",
             "apis/apiextensions.k8s.io/v1",
+            "apis/apiregistration.k8s.io/v1",
             "apis/apps/v1",
             "apis/authentication.k8s.io/v1",
             "apis/authorization.k8s.io/v1",
             "apis/autoscaling/v1",
             "apis/autoscaling/v2",
             "apis/batch/v1",
+            "apis/certificates.k8s.io/v1",
             "apis/coordination.k8s.io/v1",
             "apis/discovery.k8s.io/v1",
             "apis/events.k8s.io/v1",
             "apis/metrics.k8s.io/v1beta1",
             "apis/networking.k8s.io/v1",
+            "apis/node.k8s.io/v1",
             "apis/policy/v1",
             "apis/rbac.authorization.k8s.io/v1",
             "apis/scheduling.k8s.io/v1",
@@ -208,6 +212,18 @@ fn component_schemas_are_named_like_upstream_and_refs_resolve() {
             .get("io.k8s.api.events.v1.Event")
             .is_some()
     );
+    for (group, name) in [
+        ("apiregistration.k8s.io", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService"),
+        (
+            "admissionregistration.k8s.io",
+            "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration",
+        ),
+        ("certificates.k8s.io", "io.k8s.api.certificates.v1.CertificateSigningRequest"),
+        ("node.k8s.io", "io.k8s.api.node.v1.RuntimeClass"),
+    ] {
+        let doc = document(&infos, group, "v1").unwrap();
+        assert!(doc["components"]["schemas"].get(name).is_some(), "{name}");
+    }
 
     for doc in [&core, &serving, &apiext] {
         let mut refs = Vec::new();

@@ -8,6 +8,7 @@
 //! | `created-at` | `metadata.creationTimestamp` as RFC 3339 (default table) |
 //! | `or-none:<path>` / `or-unset:<path>` / `or-na:<path>` | string (or number) at `<path>`, or `<none>` / `<unset>` / `N/A` |
 //! | `bool:<path>` | the boolean at `<path>`, `false` when unset |
+//! | `count:<path>` | the number of entries of the list or map at `<path>` |
 //! | `pod-ready`, `pod-status`, `pod-restarts`, `pod-readiness-gates` | pod READY `1/2`, STATUS (`Running`, `Init:0/1`, `CrashLoopBackOff`, `Terminating`...), RESTARTS `3 (5m ago)`, gates `1/2` |
 //! | `replicas-ready` | `ready/desired` |
 //! | `containers`, `images`, `selector`, `node-selector` | workload template containers/images, `spec.selector`, template node selector |
@@ -20,6 +21,11 @@
 //! | `controller` | the controller owner as `kind.group/name` (`statefulset.apps/db`), or `<none>` |
 //! | `binding-role`, `binding-subjects:<Kind>` | a role binding's `Kind/name` role, and its subjects of a kind |
 //! | `pod-selector`, `ingressclass-parameters` | a NetworkPolicy's pod selector, an IngressClass's parameters |
+//! | `podtemplate-containers`, `podtemplate-images`, `podtemplate-labels` | a PodTemplate's containers, images and pod labels |
+//! | `csidriver-attach-required`, `csidriver-token-requests`, `csidriver-modes` | a CSIDriver's `attachRequired` (`true` when unset), token audiences (`<unset>`), lifecycle modes (`<none>`) |
+//! | `csr-requested-duration`, `csr-condition` | a CertificateSigningRequest's `expirationSeconds` as a duration (`<none>`), and `Approved`/`Denied`/`Pending` with `,Failed` and `,Issued` |
+//! | `policy-param-kind`, `binding-param-ref` | a ValidatingAdmissionPolicy's `apiVersion/Kind` of parameters, its binding's `namespace/name` (`*/name`) or selector of them (`<unset>`) |
+//! | `apiservice-service`, `apiservice-available` | an APIService's `namespace/name` service (`Local`), and its `Available` condition (`False (Reason)`, `Unknown`) |
 //! | `hpa-reference`, `hpa-targets` | an autoscaler's `Kind/name` target, and its metrics `cpu: <unknown>/80%` |
 //! | `quota-request`, `quota-limit` | a ResourceQuota's `used/hard` per resource, from its status |
 //! | `slice-ports`, `slice-endpoints` | an EndpointSlice's port numbers, and up to three addresses, then `+ N more...` |
@@ -29,7 +35,7 @@
 //! | `volume-status`, `pvc-capacity`, `pvc-access-modes`, `pv-access-modes`, `pv-claim` | claim and volume cells |
 //! | `event-last-seen`, `event-first-seen`, `event-object`, `event-subobject`, `event-source`, `event-message`, `event-count` | event cells, for both core/v1 and events.k8s.io/v1 shapes |
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -149,6 +155,9 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
     if let Some(path) = name.strip_prefix("bool:") {
         return Some(json!(get(o, path).and_then(Value::as_bool).unwrap_or(false)));
     }
+    if let Some(path) = name.strip_prefix("count:") {
+        return Some(json!(count(o, path)));
+    }
     if let Some(kind) = name.strip_prefix("binding-subjects:") {
         let subjects: Vec<String> = list(o, "subjects")
             .iter()
@@ -228,6 +237,56 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
         "endpoints" => json!(endpoints(o)),
         "binding-role" => json!(format!("{}/{}", text(o, "roleRef.kind"), text(o, "roleRef.name"))),
         "pod-selector" => json!(selector(o, "spec.podSelector")),
+        "podtemplate-containers" | "podtemplate-images" => {
+            let field = if name.ends_with("containers") { "name" } else { "image" };
+            let containers = list(o, "template.spec.containers");
+            json!(containers.iter().map(|c| text(c, field)).collect::<Vec<_>>().join(","))
+        }
+        "podtemplate-labels" => json!(join_labels(get(o, "template.metadata.labels"))),
+        "csidriver-attach-required" => {
+            json!(get(o, "spec.attachRequired").and_then(Value::as_bool).unwrap_or(true))
+        }
+        "csidriver-token-requests" => {
+            let requests = get(o, "spec.tokenRequests").and_then(Value::as_array);
+            let audiences = requests
+                .map(|r| r.iter().map(|r| text(r, "audience")).collect::<Vec<_>>().join(","));
+            json!(audiences.unwrap_or_else(|| "<unset>".into()))
+        }
+        "csidriver-modes" => {
+            let modes: Vec<&str> =
+                list(o, "spec.volumeLifecycleModes").iter().filter_map(Value::as_str).collect();
+            json!(or(&modes.join(","), "<none>"))
+        }
+        "csr-requested-duration" => {
+            match get(o, "spec.expirationSeconds").and_then(Value::as_i64) {
+                Some(seconds) => json!(human_duration(i128::from(seconds) * 1_000_000_000)),
+                None => json!("<none>"),
+            }
+        }
+        "csr-condition" => json!(csr_condition(o)),
+        "policy-param-kind" => match get(o, "spec.paramKind") {
+            Some(kind) if kind.is_object() => {
+                json!(format!("{}/{}", text(kind, "apiVersion"), text(kind, "kind")))
+            }
+            _ => json!("<unset>"),
+        },
+        "binding-param-ref" => json!(param_ref(o)),
+        "apiservice-service" => match get(o, "spec.service") {
+            Some(service) if service.is_object() => {
+                json!(format!("{}/{}", text(service, "namespace"), text(service, "name")))
+            }
+            _ => json!("Local"),
+        },
+        "apiservice-available" => {
+            let condition =
+                list(o, "status.conditions").iter().find(|c| text(c, "type") == "Available");
+            let available = match condition.map(|c| (text(c, "status"), text(c, "reason"))) {
+                None => "Unknown".to_owned(),
+                Some((status, "")) | Some((status @ "True", _)) => status.to_owned(),
+                Some((status, reason)) => format!("{status} ({reason})"),
+            };
+            json!(available)
+        }
         "ingressclass-parameters" => match get(o, "spec.parameters") {
             Some(p) if p.is_object() => json!(format!("{}/{}", text(p, "kind"), text(p, "name"))),
             _ => json!("<none>"),
@@ -461,6 +520,68 @@ fn selector(o: &Value, path: &str) -> String {
         })
         .unwrap_or_default();
     or(&formatted, "<none>")
+}
+
+/// A CertificateSigningRequest's condition as kubectl prints it: `Denied`, else `Approved`, else
+/// `Pending`, then `,Failed` and `,Issued` when they apply.
+fn csr_condition(o: &Value) -> String {
+    let has = |type_: &str| list(o, "status.conditions").iter().any(|c| text(c, "type") == type_);
+    let mut condition = if has("Denied") {
+        "Denied"
+    } else if has("Approved") {
+        "Approved"
+    } else {
+        "Pending"
+    }
+    .to_owned();
+    if has("Failed") {
+        condition.push_str(",Failed");
+    }
+    if !text(o, "status.certificate").is_empty() {
+        condition.push_str(",Issued");
+    }
+    condition
+}
+
+/// A ValidatingAdmissionPolicyBinding's parameters: `namespace/name`, `*/name` without a
+/// namespace, or a selector as Go prints a `LabelSelector`; `<unset>` without either.
+fn param_ref(o: &Value) -> String {
+    let Some(reference) = get(o, "spec.paramRef").filter(|r| r.is_object()) else {
+        return "<unset>".into();
+    };
+    match (text(reference, "namespace"), text(reference, "name")) {
+        (_, "") => get(reference, "selector")
+            .filter(|s| s.is_object())
+            .map_or_else(|| "<unset>".into(), go_label_selector),
+        ("", name) => format!("*/{name}"),
+        (namespace, name) => format!("{namespace}/{name}"),
+    }
+}
+
+/// A label selector as the `String` method of apimachinery's generated `LabelSelector` writes it.
+fn go_label_selector(selector: &Value) -> String {
+    let labels: BTreeMap<&str, &str> = get(selector, "matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()))
+        .collect();
+    let labels: String = labels.iter().map(|(k, v)| format!("{k}: {v},")).collect();
+    let expressions: String = list(selector, "matchExpressions")
+        .iter()
+        .map(|e| {
+            let values: Vec<&str> = list(e, "values").iter().filter_map(Value::as_str).collect();
+            format!(
+                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
+                text(e, "key"),
+                text(e, "operator"),
+                values.join(" ")
+            )
+        })
+        .collect();
+    format!(
+        "&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}"
+    )
 }
 
 /// An autoscaler's metrics as `name: current/target`, `<unknown>` for a current value no

@@ -404,6 +404,135 @@ fn rows_of_the_kinds_served_for_apply_prune() {
 }
 
 #[test]
+fn rows_of_the_stored_only_extension_storage_and_certificate_kinds() {
+    let row = |group: &str, resource: &str, object: &Value| -> Vec<Value> {
+        cells(&table(&builtin(group, resource), &[object], IncludeObject::None, now(), true), 0)
+            .clone()
+    };
+    let created = json!({"name": "x", "creationTimestamp": ago(120)});
+    let webhooks = json!({"metadata": created, "webhooks": [{"name": "a.example.com"}, {"name": "b.example.com"}]});
+    for resource in ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"] {
+        assert_eq!(
+            row("admissionregistration.k8s.io", resource, &webhooks),
+            [json!("x"), json!(2), json!("2m")]
+        );
+    }
+    let policy = json!({"metadata": created, "spec": {"validations": [{"expression": "true"}],
+        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}}});
+    let admission = "admissionregistration.k8s.io";
+    assert_eq!(
+        row(admission, "validatingadmissionpolicies", &policy)[1..3],
+        [json!(1), json!("v1/ConfigMap")]
+    );
+    assert_eq!(
+        row(admission, "validatingadmissionpolicies", &json!({"metadata": created}))[1..3],
+        [json!(0), json!("<unset>")]
+    );
+    let binding = |param_ref: Value| {
+        let object =
+            json!({"metadata": created, "spec": {"policyName": "p", "paramRef": param_ref}});
+        row(admission, "validatingadmissionpolicybindings", &object)[1..3].to_vec()
+    };
+    assert_eq!(
+        binding(json!({"name": "limits", "namespace": "default"})),
+        [json!("p"), json!("default/limits")]
+    );
+    assert_eq!(binding(json!({"name": "limits"}))[1], "*/limits");
+    assert_eq!(binding(Value::Null)[1], "<unset>");
+    assert_eq!(
+        binding(json!({"selector": {"matchLabels": {"team": "a", "env": "prod"},
+            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["web", "db"]}]}}))[1],
+        "&LabelSelector{MatchLabels:map[string]string{env: prod,team: a,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:tier,Operator:In,Values:[web db],},},}"
+    );
+
+    let local = json!({"metadata": created, "spec": {"group": "apps", "version": "v1"}});
+    assert_eq!(
+        row("apiregistration.k8s.io", "apiservices", &local)[1..],
+        [json!("Local"), json!("Unknown"), json!("2m")]
+    );
+    let mut aggregated = local.clone();
+    aggregated["spec"]["service"] = json!({"namespace": "kube-system", "name": "metrics-server"});
+    aggregated["status"] = json!({"conditions": [{"type": "Available", "status": "False", "reason": "MissingEndpoints"}]});
+    assert_eq!(
+        row("apiregistration.k8s.io", "apiservices", &aggregated)[1..3],
+        [json!("kube-system/metrics-server"), json!("False (MissingEndpoints)")]
+    );
+    aggregated["status"]["conditions"][0] =
+        json!({"type": "Available", "status": "True", "reason": "Passed"});
+    assert_eq!(row("apiregistration.k8s.io", "apiservices", &aggregated)[2], "True");
+
+    let csr = json!({"metadata": created, "spec": {"signerName": "kubernetes.io/kube-apiserver-client",
+        "username": "ann", "expirationSeconds": 86400}});
+    assert_eq!(
+        row("certificates.k8s.io", "certificatesigningrequests", &csr)[1..],
+        [
+            json!("2m"),
+            json!("kubernetes.io/kube-apiserver-client"),
+            json!("ann"),
+            json!("24h"),
+            json!("Pending")
+        ]
+    );
+    let mut issued = csr.clone();
+    issued["spec"] = json!({});
+    issued["status"] = json!({"conditions": [{"type": "Approved", "status": "True"}, {"type": "Failed", "status": "True"}],
+        "certificate": "Y2VydA=="});
+    assert_eq!(
+        row("certificates.k8s.io", "certificatesigningrequests", &issued)[2..],
+        [json!("<none>"), json!(""), json!("<none>"), json!("Approved,Failed,Issued")]
+    );
+    issued["status"]["conditions"][1]["type"] = json!("Denied");
+    assert_eq!(
+        row("certificates.k8s.io", "certificatesigningrequests", &issued)[5],
+        "Denied,Issued"
+    );
+
+    let runtime = json!({"metadata": created, "handler": "runsc"});
+    assert_eq!(
+        row("node.k8s.io", "runtimeclasses", &runtime),
+        [json!("x"), json!("runsc"), json!("2m")]
+    );
+    let driver = json!({"metadata": created, "spec": {"podInfoOnMount": true,
+        "tokenRequests": [{"audience": "vault"}, {"audience": "sts"}], "volumeLifecycleModes": ["Persistent", "Ephemeral"]}});
+    assert_eq!(
+        row("storage.k8s.io", "csidrivers", &driver)[1..],
+        [
+            json!(true),
+            json!(true),
+            json!(false),
+            json!("vault,sts"),
+            json!(false),
+            json!("Persistent,Ephemeral"),
+            json!("2m")
+        ]
+    );
+    let bare = json!({"metadata": created, "spec": {"attachRequired": false}});
+    assert_eq!(
+        row("storage.k8s.io", "csidrivers", &bare)[1..7],
+        [json!(false), json!(false), json!(false), json!("<unset>"), json!(false), json!("<none>")]
+    );
+    let node = json!({"metadata": created, "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-1"}]}});
+    assert_eq!(row("storage.k8s.io", "csinodes", &node)[1], 1);
+    let attachment = json!({"metadata": created, "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "n1",
+        "source": {"persistentVolumeName": "pv-1"}}, "status": {"attached": true}});
+    assert_eq!(
+        row("storage.k8s.io", "volumeattachments", &attachment)[1..],
+        [json!("ebs.csi.aws.com"), json!("pv-1"), json!("n1"), json!(true), json!("2m")]
+    );
+
+    let template = json!({"metadata": {"name": "base"}, "template": {"metadata": {"labels": {"app": "web", "tier": "front"}},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}, {"name": "proxy", "image": "envoy"}]}}});
+    assert_eq!(
+        row("", "podtemplates", &template),
+        [json!("base"), json!("app,proxy"), json!("nginx:1.27,envoy"), json!("app=web,tier=front")]
+    );
+    assert_eq!(
+        row("", "podtemplates", &json!({"metadata": {"name": "empty"}}))[1..],
+        [json!(""), json!(""), json!("<none>")]
+    );
+}
+
+#[test]
 fn event_table_has_no_leading_name_column() {
     let event = json!({
         "kind": "Event",
