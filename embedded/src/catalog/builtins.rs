@@ -211,7 +211,7 @@ fn event_columns() -> Vec<PrinterColumn> {
 
 pub(super) fn all() -> Vec<ResourceInfo> {
     use Subresource::{
-        Attach, EphemeralContainers, Eviction, Exec, Log, PortForward, Status, Token,
+        Attach, EphemeralContainers, Eviction, Exec, Finalize, Log, PortForward, Status, Token,
     };
     let pod_fields = [
         "spec.nodeName",
@@ -278,7 +278,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("", "namespaces", "namespace", "Namespace", false)
             .without("deletecollection")
             .short(&["ns"])
-            .subs(vec![Status])
+            .subs(vec![Status, Finalize])
             .cols(vec![
                 col("Status", "string", ".status.phase", "The status of the namespace."),
                 age(),

@@ -142,6 +142,8 @@ pub enum Subresource {
     PortForward,
     /// `/ephemeralcontainers` (pods only): the pod, whose ephemeral containers writes add to.
     EphemeralContainers,
+    /// `/finalize` (namespaces only): the namespace, whose `spec.finalizers` alone change.
+    Finalize,
 }
 
 impl Subresource {
@@ -157,6 +159,7 @@ impl Subresource {
             Subresource::Exec => "exec",
             Subresource::PortForward => "portforward",
             Subresource::EphemeralContainers => "ephemeralcontainers",
+            Subresource::Finalize => "finalize",
         }
     }
 
@@ -170,7 +173,10 @@ impl Subresource {
             Subresource::Attach => Some(("", "v1", "PodAttachOptions")),
             Subresource::Exec => Some(("", "v1", "PodExecOptions")),
             Subresource::PortForward => Some(("", "v1", "PodPortForwardOptions")),
-            Subresource::Status | Subresource::Log | Subresource::EphemeralContainers => None,
+            Subresource::Status
+            | Subresource::Log
+            | Subresource::EphemeralContainers
+            | Subresource::Finalize => None,
         }
     }
 
@@ -181,6 +187,7 @@ impl Subresource {
                 &["get", "patch", "update"]
             }
             Subresource::Log => &["get"],
+            Subresource::Finalize => &["update"],
             Subresource::Token | Subresource::Eviction => &["create"],
             // WebSocket upgrades are GETs; SPDY's were POSTs.
             Subresource::Attach | Subresource::Exec | Subresource::PortForward => {

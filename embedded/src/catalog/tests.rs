@@ -20,7 +20,7 @@ fn builtins_have_scope_short_names_and_subresources() {
     // (group, resource, kind, namespaced, short names, subresources, in category all)
     type Row<'a> = (&'a str, &'a str, &'a str, bool, &'a [&'a str], &'a [&'a str], bool);
     let expected: &[Row<'_>] = &[
-        ("", "namespaces", "Namespace", false, &["ns"], &["status"], false),
+        ("", "namespaces", "Namespace", false, &["ns"], &["status", "finalize"], false),
         ("", "configmaps", "ConfigMap", true, &["cm"], &[], false),
         ("", "secrets", "Secret", true, &[], &[], false),
         ("", "services", "Service", true, &["svc"], &["status"], true),

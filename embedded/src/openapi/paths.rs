@@ -338,7 +338,8 @@ pub(crate) fn add_paths(paths: &mut Map<String, Value>, info: &ResourceInfo) {
             | Subresource::Attach
             | Subresource::Exec
             | Subresource::PortForward
-            | Subresource::EphemeralContainers => {}
+            | Subresource::EphemeralContainers
+            | Subresource::Finalize => {}
         }
     }
     if info.subresource("log").is_some() {

@@ -297,12 +297,16 @@ pub fn check_type(info: &ResourceInfo, object: &mut Value) -> ApiResult<()> {
     Ok(())
 }
 
+/// The subresource through which a namespace's `spec.finalizers` change.
+pub const FINALIZE: &str = "finalize";
+
 /// Merges an update into the stored object the way upstream strategies do:
 /// - through the main resource, `status` stays as stored (when it has its own subresource),
 ///   and so do a pod's ephemeral containers;
 /// - through `/status`, only `status` changes (and metadata changes are ignored);
 /// - through a pod's `/ephemeralcontainers`, only containers are added to them (see
 ///   `ephemeral`);
+/// - through a namespace's `/finalize`, only its `spec.finalizers` change;
 /// - uid, name, namespace, creation time, deletion time and generation never change (the
 ///   generation moves after admission, see [`count_generation`]).
 pub fn prepare_update(
@@ -318,6 +322,13 @@ pub fn prepare_update(
             None => super::ephemeral::keep(old, &mut new),
             _ => {}
         }
+    }
+    // A namespace's `finalize` changes only its own finalizers.
+    if subresource == Some(FINALIZE) {
+        let mut merged = old.clone();
+        merged["spec"]["finalizers"] =
+            new.pointer("/spec/finalizers").cloned().unwrap_or(json!([]));
+        return Ok(merged);
     }
     if subresource == Some("status") {
         let mut merged = old.clone();
@@ -422,6 +433,16 @@ pub fn ready_to_remove(object: &Value) -> bool {
             .and_then(Value::as_i64)
             .unwrap_or(0)
             == 0
+        && !held_namespace(object)
+}
+
+/// Whether `object` is a namespace its own finalizers (`spec.finalizers`, which the namespace
+/// controller's `kubernetes` heads) still hold.
+fn held_namespace(object: &Value) -> bool {
+    let namespace = object.get("kind").and_then(Value::as_str) == Some("Namespace")
+        && object.get("apiVersion").and_then(Value::as_str) == Some("v1");
+    let held = object.pointer("/spec/finalizers").and_then(Value::as_array);
+    namespace && held.is_some_and(|held| !held.is_empty())
 }
 
 /// The grace period a delete gives the object: only pods bound to a node and still running get

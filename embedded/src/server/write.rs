@@ -17,8 +17,9 @@ use super::admission::{CRD_CLEANUP_FINALIZER, admit, establish_crd};
 use super::convert::{from_stored, to_stored};
 use super::errors::{ApiError, ApiResult, Cause, Details};
 use super::objects::{
-    count_generation, deletion_grace, finalizers, is_core, is_crd, is_namespace, meta_str,
-    metadata_mut, now_rfc3339, prepare_create, prepare_update, ready_to_remove, resource_version,
+    FINALIZE, count_generation, deletion_grace, finalizers, is_core, is_crd, is_namespace,
+    meta_str, metadata_mut, now_rfc3339, prepare_create, prepare_update, ready_to_remove,
+    resource_version,
 };
 use super::paths::object_key;
 use super::query::Query;
@@ -373,7 +374,8 @@ fn same_except(a: &Map<String, Value>, b: &Map<String, Value>, skip: &[&str]) ->
         && a.iter().filter(|(k, _)| !skip.contains(&k.as_str())).all(|(k, v)| b.get(k) == Some(v))
 }
 
-/// `PUT` of an object, its `/status`, or a pod's `/ephemeralcontainers`.
+/// `PUT` of an object, its `/status`, a pod's `/ephemeralcontainers` or a namespace's
+/// `/finalize`.
 pub(crate) async fn update(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
     let info = request.target.info.clone();
     let name = request.target.object_name("update")?.to_owned();
@@ -381,7 +383,7 @@ pub(crate) async fn update(state: &ApiState, request: ResourceRequest) -> ApiRes
         .target
         .subresource
         .as_deref()
-        .is_some_and(|s| s != "status" && s != ephemeral::SUBRESOURCE)
+        .is_some_and(|s| s != "status" && s != ephemeral::SUBRESOURCE && s != FINALIZE)
     {
         return Err(ApiError::method_not_allowed("update", &info.resource));
     }

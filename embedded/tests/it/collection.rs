@@ -140,10 +140,19 @@ async fn a_namespace_held_by_finalizers_says_what_holds_it() {
         )
     );
 
-    // Once the finalizer goes, so does the namespace.
-    let release = Patch::Merge(json!({"metadata": {"finalizers": null}}));
-    api.patch("held", &PatchParams::default(), &release).await.unwrap();
+    // A change to it while it is held does not let it go.
+    let label = Patch::Merge(json!({"metadata": {"labels": {"state": "stuck"}}}));
+    namespaces.patch("team", &PatchParams::default(), &label).await.unwrap();
     let uid = namespaces.get("team").await.unwrap().metadata.uid.unwrap();
+
+    // Upstream's way out of a stuck namespace: finalize it, leaving what it held behind.
+    let mut stuck = namespaces.get("team").await.unwrap();
+    stuck.spec.as_mut().unwrap().finalizers = Some(Vec::new());
+    let request = axum::http::Request::put("/api/v1/namespaces/team/finalize")
+        .header("Content-Type", "application/json")
+        .body(serde_json::to_vec(&stuck).unwrap())
+        .unwrap();
+    test.client.request::<Namespace>(request).await.unwrap();
     tokio::time::timeout(
         Duration::from_secs(10),
         await_condition(namespaces.clone(), "team", conditions::is_deleted(&uid)),
