@@ -10,6 +10,7 @@ mod cli;
 mod clinical;
 mod crash;
 mod kubectl;
+mod kubelet_status;
 mod node;
 mod serving;
 mod support;

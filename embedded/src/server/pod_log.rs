@@ -42,20 +42,22 @@ pub(crate) async fn pod_log(state: &ApiState, request: ResourceRequest) -> ApiRe
         )));
     }
     let restarts = status.map_or(0, |s| s.restart_count.max(0) as u32);
-    let last_run_ended = restarts > 0
-        && status.and_then(|s| s.last_state.as_ref()).is_some_and(|s| s.terminated.is_some());
+    let last_run_ended =
+        status.and_then(|s| s.last_state.as_ref()).is_some_and(|s| s.terminated.is_some());
     let waiting = status.and_then(|s| s.state.as_ref()).is_some_and(|s| s.waiting.is_some());
     // A container waiting to start again (`CrashLoopBackOff`) shows its last run, as a kubelet
-    // shows it.
-    let attempt = if previous || (waiting && last_run_ended) {
+    // shows it, with or without `previous`: its restart count is still that run's.
+    let (attempt, ended) = if waiting && last_run_ended {
+        (restarts, true)
+    } else if previous {
         if !last_run_ended {
             return Err(ApiError::bad_request(format!(
                 "previous terminated container \"{container}\" in pod \"{name}\" not found"
             )));
         }
-        restarts - 1
+        (restarts.saturating_sub(1), true)
     } else {
-        restarts
+        (restarts, false)
     };
     let path = log_file(&state.data_dir, &pod, &container, attempt);
     if !path.exists() {
@@ -70,7 +72,7 @@ pub(crate) async fn pod_log(state: &ApiState, request: ResourceRequest) -> ApiRe
     }
     let options = log_options(params)?;
     let text = |body: Body| ([(header::CONTENT_TYPE, "text/plain")], body).into_response();
-    if !flag(params, "follow")? || attempt < restarts {
+    if !flag(params, "follow")? || ended {
         let bytes = logs::read(&path, &options).map_err(|e| {
             ApiError::internal(format!("reading the log of {name}/{container}: {e}"))
         })?;
@@ -157,7 +159,10 @@ fn attempt_finished(store: &Store, key: &str, uid: &str, container: &str, attemp
         return true;
     }
     container_status(&pod, container).is_some_and(|s| {
+        let waiting_to_restart = s.state.as_ref().is_some_and(|state| state.waiting.is_some())
+            && s.last_state.as_ref().is_some_and(|last| last.terminated.is_some());
         s.restart_count.max(0) as u32 > attempt
+            || waiting_to_restart
             || s.state.as_ref().is_some_and(|state| state.terminated.is_some())
     })
 }

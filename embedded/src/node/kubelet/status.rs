@@ -8,9 +8,10 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-/// Conditions the node owns; any other condition type (readiness gates, `PodScheduled`) is
-/// kept as others wrote it.
-const OWNED: [&str; 4] = ["PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready"];
+/// Conditions the node owns, in the order a kubelet writes them, after the conditions it does not
+/// own (readiness gates, `DisruptionTarget`), which are kept as others wrote them.
+const OWNED: [&str; 5] =
+    ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"];
 
 /// What the node knows of a pod: its containers' statuses and, once decided, its phase.
 #[derive(Clone, Debug, Default)]
@@ -121,14 +122,39 @@ fn terminated_state(ended: &Ended, id: Option<String>) -> ContainerStateTerminat
     }
 }
 
-/// The status of a container about to run again: its last run moves to `lastState` and the
-/// restart count goes up.
+/// A container whose run ended, waiting (`reason`) to run again: that run moves to `lastState`,
+/// and the restart count stays that run's until the next one starts, as a kubelet counts.
+pub fn waiting_to_restart(
+    ended: &ContainerStatus,
+    reason: &str,
+    message: Option<String>,
+) -> ContainerStatus {
+    let previous = ContainerStatus { last_state: ended.state.clone(), ..ended.clone() };
+    waiting(&ended.name, reason, message, &previous)
+}
+
+/// The status of a container whose new run begins (it starts, or fails to): if it ran before,
+/// the restart count goes up and the last run stays in `lastState`.
 pub fn restarted(status: &ContainerStatus) -> ContainerStatus {
+    let ended = status.state.as_ref().is_some_and(|s| s.terminated.is_some());
     ContainerStatus {
-        last_state: status.state.clone(),
-        restart_count: status.restart_count + 1,
+        last_state: if ended { status.state.clone() } else { status.last_state.clone() },
+        restart_count: next_run(status),
         ..status.clone()
     }
+}
+
+/// The restart count of a container's next run: one more than its last run's, if it ran.
+pub fn next_run(status: &ContainerStatus) -> i32 {
+    status.restart_count + i32::from(last_run(status).is_some())
+}
+
+/// How the container's last run ended, if it ran: its state, or else its last state.
+fn last_run(status: &ContainerStatus) -> Option<&ContainerStateTerminated> {
+    fn ended(state: &Option<ContainerState>) -> Option<&ContainerStateTerminated> {
+        state.as_ref()?.terminated.as_ref()
+    }
+    ended(&status.state).or_else(|| ended(&status.last_state))
 }
 
 /// What a new status keeps from the previous one: image, restart count, last state.
@@ -148,11 +174,71 @@ pub fn exit_code(status: &ContainerStatus) -> Option<i32> {
     status.state.as_ref()?.terminated.as_ref().map(|t| t.exit_code)
 }
 
+/// What the node reports for a pod being deleted once its containers stopped, before it lets
+/// the pod go, as a kubelet does: each container shows how its last run ended and none is ready;
+/// one still running (its end not seen) or, once the pod was initialized, one that never ran
+/// shows `ContainerStatusUnknown`; the pod is `Succeeded` if every container completed, else
+/// `Failed`, whatever its restart policy.
+pub fn stopped_for_deletion(pod: &Pod, observed: &Observed) -> Observed {
+    let initialized = initialized(pod, observed);
+    let containers: Vec<ContainerStatus> =
+        observed.containers.iter().map(|s| stopped(s, initialized)).collect();
+    let completed = containers.iter().all(|s| exit_code(s) == Some(0));
+    let phase = match observed.phase {
+        Some(phase @ ("Succeeded" | "Failed")) => phase,
+        _ if completed => "Succeeded",
+        _ => "Failed",
+    };
+    Observed {
+        init: observed.init.iter().map(|s| stopped(s, false)).collect(),
+        containers,
+        phase: Some(phase),
+        ..observed.clone()
+    }
+}
+
+/// A container of a pod whose containers stopped: its last run's end, not ready. One running,
+/// or one that never ran if `never_ran_ended`, ended unseen.
+fn stopped(status: &ContainerStatus, never_ran_ended: bool) -> ContainerStatus {
+    let state = status.state.clone().unwrap_or_default();
+    let shown = |state, last_state| ContainerStatus {
+        state: Some(state),
+        last_state,
+        ready: false,
+        started: Some(false),
+        ..status.clone()
+    };
+    let unseen = ContainerState {
+        terminated: Some(ContainerStateTerminated {
+            exit_code: 137,
+            reason: Some("ContainerStatusUnknown".to_owned()),
+            message: Some("The container could not be located when the pod was terminated".into()),
+            ..ContainerStateTerminated::default()
+        }),
+        ..ContainerState::default()
+    };
+    let last_state = status.last_state.clone();
+    match (&state.terminated, &state.running, last_run(status)) {
+        (Some(_), _, _) => shown(state, last_state),
+        (None, Some(_), _) => shown(unseen, last_state),
+        // Waiting to run again: its last run is its end.
+        (None, None, Some(_)) => shown(last_state.unwrap_or_default(), None),
+        (None, None, None) if never_ran_ended => shown(unseen, last_state),
+        (None, None, None) => shown(state, last_state),
+    }
+}
+
+/// Whether the pod's init containers all completed (a pod without any is initialized).
+fn initialized(pod: &Pod, observed: &Observed) -> bool {
+    let declared = pod.spec.as_ref().and_then(|s| s.init_containers.as_ref()).map_or(0, Vec::len);
+    observed.init.len() >= declared && observed.init.iter().all(|s| exit_code(s) == Some(0))
+}
+
 /// The full pod status the node reports: `observed` rendered over the current status, keeping
 /// conditions the node does not own and moving transition times only on change.
 pub fn render(pod: &Pod, observed: &Observed, now: Timestamp) -> PodStatus {
     let current = pod.status.clone().unwrap_or_default();
-    let initialized = observed.init.iter().all(|s| exit_code(s) == Some(0));
+    let initialized = initialized(pod, observed);
     let containers_ready = !observed.containers.is_empty()
         && observed.containers.iter().all(|s| s.ready)
         && observed.phase == Some("Running");
@@ -167,10 +253,10 @@ pub fn render(pod: &Pod, observed: &Observed, now: Timestamp) -> PodStatus {
             },
         );
     let started = observed.start_time.is_some();
+    // In `OWNED`'s order; a pod the node runs was scheduled, whoever bound it.
     let flags = [
         ("PodReadyToStartContainers", started, None),
         ("Initialized", initialized, (!initialized).then_some("ContainersNotInitialized")),
-        ("ContainersReady", containers_ready, (!containers_ready).then_some("ContainersNotReady")),
         (
             "Ready",
             containers_ready && gates_ready,
@@ -180,6 +266,8 @@ pub fn render(pod: &Pod, observed: &Observed, now: Timestamp) -> PodStatus {
                 (true, true) => None,
             },
         ),
+        ("ContainersReady", containers_ready, (!containers_ready).then_some("ContainersNotReady")),
+        ("PodScheduled", true, None),
     ];
     let mut conditions: Vec<PodCondition> = current
         .conditions
@@ -207,7 +295,8 @@ pub fn render(pod: &Pod, observed: &Observed, now: Timestamp) -> PodStatus {
     PodStatus {
         phase: Some(observed.phase.unwrap_or("Pending").to_owned()),
         conditions: Some(conditions),
-        init_container_statuses: (!observed.init.is_empty()).then(|| observed.init.clone()),
+        init_container_statuses: (!observed.init.is_empty())
+            .then(|| with_init_readiness(pod, &observed.init)),
         container_statuses: Some(observed.containers.clone()),
         ephemeral_container_statuses: if observed.ephemeral.is_empty() {
             current.ephemeral_container_statuses.clone()
@@ -224,6 +313,21 @@ pub fn render(pod: &Pod, observed: &Observed, now: Timestamp) -> PodStatus {
         qos_class: current.qos_class.clone().or_else(|| Some("BestEffort".to_owned())),
         ..current
     }
+}
+
+/// Init container statuses as a kubelet reports them: an init container is ready once it
+/// completed (exit code 0), unless it is restartable (a sidecar), whose readiness is its own.
+fn with_init_readiness(pod: &Pod, init: &[ContainerStatus]) -> Vec<ContainerStatus> {
+    let restartable = |name: &str| {
+        let specs = pod.spec.iter().flat_map(|s| s.init_containers.iter().flatten());
+        specs.into_iter().any(|c| c.name == name && c.restart_policy.as_deref() == Some("Always"))
+    };
+    init.iter()
+        .map(|s| ContainerStatus {
+            ready: if restartable(&s.name) { s.ready } else { exit_code(s) == Some(0) },
+            ..s.clone()
+        })
+        .collect()
 }
 
 /// The phase of a pod whose containers are all in a final state under `restart_policy`, or
@@ -244,7 +348,7 @@ pub fn final_phase(restart_policy: &str, containers: &[ContainerStatus]) -> Opti
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::core::v1::{PodReadinessGate, PodSpec};
+    use k8s_openapi::api::core::v1::{Container, PodReadinessGate, PodSpec};
 
     use super::*;
 
@@ -333,12 +437,177 @@ mod tests {
         assert_eq!(final_phase("Never", &[done(0), run]), None);
     }
 
+    fn named(name: &str) -> ContainerStatus {
+        ContainerStatus { name: name.into(), ..ContainerStatus::default() }
+    }
+
+    fn run(previous: &ContainerStatus) -> ContainerStatus {
+        let started = t("2026-01-01T00:00:00Z");
+        running(&previous.name, "process://7".into(), started, &restarted(previous))
+    }
+
+    fn crash(previous: &ContainerStatus) -> ContainerStatus {
+        terminated(&previous.name, None, &ended(1), previous)
+    }
+
     #[test]
-    fn a_restart_keeps_the_last_state_and_counts() {
-        let done =
-            terminated("c", Some("process://7".into()), &ended(1), &ContainerStatus::default());
-        let again = restarted(&done);
-        assert_eq!(again.restart_count, 1);
-        assert_eq!(again.last_state.unwrap().terminated.unwrap().exit_code, 1);
+    fn a_crash_looping_container_counts_a_restart_when_it_runs_again_not_while_it_waits() {
+        let first = run(&waiting("c", "ContainerCreating", None, &named("c")));
+        assert_eq!(first.restart_count, 0, "the first run is no restart");
+        let again = waiting_to_restart(&crash(&first), "ContainerCreating", None);
+        assert_eq!(again.restart_count, 0);
+        let second = run(&again);
+        assert_eq!(second.restart_count, 1);
+        let backing_off = waiting_to_restart(&crash(&second), "CrashLoopBackOff", None);
+        assert_eq!((backing_off.restart_count, next_run(&backing_off)), (1, 2));
+        assert_eq!(backing_off.last_state.clone().unwrap().terminated.unwrap().exit_code, 1);
+        let third = run(&backing_off);
+        assert_eq!(third.restart_count, 2);
+        assert_eq!(third.last_state.unwrap().terminated.unwrap().exit_code, 1);
+    }
+
+    #[test]
+    fn a_run_that_fails_to_start_counts_as_a_restart() {
+        let first = waiting_to_restart(&crash(&run(&named("c"))), "ContainerCreating", None);
+        let unstartable = terminated("c", None, &ended(128), &restarted(&first));
+        assert_eq!(unstartable.restart_count, 1);
+        assert_eq!(unstartable.last_state.unwrap().terminated.unwrap().exit_code, 1);
+    }
+
+    #[test]
+    fn a_completed_init_container_is_ready_unless_it_is_a_sidecar() {
+        let init = |name: &str, restart_policy: Option<&str>| Container {
+            name: name.into(),
+            restart_policy: restart_policy.map(str::to_owned),
+            ..Container::default()
+        };
+        let pod = Pod {
+            spec: Some(PodSpec {
+                init_containers: Some(vec![
+                    init("setup", None),
+                    init("sidecar", Some("Always")),
+                    init("later", None),
+                ]),
+                ..PodSpec::default()
+            }),
+            ..Pod::default()
+        };
+        let now = t("2026-01-01T00:00:00Z");
+        let observed = Observed {
+            init: vec![
+                terminated("setup", None, &ended(0), &named("setup")),
+                terminated("sidecar", None, &ended(0), &named("sidecar")),
+                running("later", "process://8".into(), now, &named("later")),
+            ],
+            ..Observed::default()
+        };
+        let ready: Vec<bool> = render(&pod, &observed, now)
+            .init_container_statuses
+            .unwrap()
+            .iter()
+            .map(|s| s.ready)
+            .collect();
+        assert_eq!(ready, [true, false, false]);
+    }
+
+    #[test]
+    fn conditions_come_in_the_kubelets_order_after_the_others() {
+        let scheduled_at = t("2026-01-01T00:00:00Z");
+        let condition = |type_: &str| PodCondition {
+            type_: type_.into(),
+            status: "True".into(),
+            last_transition_time: Some(Time(scheduled_at)),
+            ..PodCondition::default()
+        };
+        let pod = Pod {
+            status: Some(PodStatus {
+                conditions: Some(vec![condition("PodScheduled"), condition("DisruptionTarget")]),
+                ..PodStatus::default()
+            }),
+            ..Pod::default()
+        };
+        let status = render(&pod, &Observed::default(), t("2026-01-01T00:01:00Z"));
+        let conditions = status.conditions.unwrap();
+        let types: Vec<&str> = conditions.iter().map(|c| c.type_.as_str()).collect();
+        assert_eq!(
+            types,
+            [
+                "DisruptionTarget",
+                "PodReadyToStartContainers",
+                "Initialized",
+                "Ready",
+                "ContainersReady",
+                "PodScheduled"
+            ]
+        );
+        let scheduled = &conditions[5];
+        assert_eq!(
+            (scheduled.status.as_str(), &scheduled.last_transition_time),
+            ("True", &Some(Time(scheduled_at)))
+        );
+    }
+
+    #[test]
+    fn a_deleted_pod_shows_its_containers_ended_and_not_ready_and_a_final_phase() {
+        let now = t("2026-01-01T00:00:00Z");
+        let killed = terminated("web", None, &ended(143), &named("web"));
+        let observed = Observed {
+            containers: vec![killed, running("lost", "process://9".into(), now, &named("lost"))],
+            phase: Some("Running"),
+            ..Observed::default()
+        };
+        let stopped = stopped_for_deletion(&Pod::default(), &observed);
+        assert_eq!(stopped.phase, Some("Failed"));
+        let state = |i: usize| stopped.containers[i].state.clone().unwrap().terminated.unwrap();
+        assert_eq!((state(0).exit_code, state(0).reason.as_deref()), (143, Some("Error")));
+        assert_eq!(
+            (state(1).exit_code, state(1).reason.as_deref()),
+            (137, Some("ContainerStatusUnknown")),
+            "a run whose end was not seen"
+        );
+        assert!(stopped.containers.iter().all(|s| !s.ready && s.started == Some(false)));
+
+        let completed = Observed {
+            containers: vec![terminated("web", None, &ended(0), &named("web"))],
+            phase: Some("Running"),
+            ..Observed::default()
+        };
+        assert_eq!(stopped_for_deletion(&Pod::default(), &completed).phase, Some("Succeeded"));
+    }
+
+    #[test]
+    fn a_deleted_pod_shows_a_crash_looping_containers_last_run_and_never_run_ones_as_upstream() {
+        let second = run(&waiting_to_restart(&crash(&run(&named("c"))), "ContainerCreating", None));
+        let observed = Observed {
+            containers: vec![
+                waiting_to_restart(&crash(&second), "CrashLoopBackOff", None),
+                waiting("new", "ContainerCreating", None, &named("new")),
+            ],
+            phase: Some("Running"),
+            ..Observed::default()
+        };
+        let stopped = stopped_for_deletion(&Pod::default(), &observed);
+        let looping = &stopped.containers[0];
+        let end = looping.state.clone().unwrap().terminated.unwrap();
+        assert_eq!((end.exit_code, looping.restart_count), (1, 1));
+        let never = stopped.containers[1].state.clone().unwrap().terminated.unwrap();
+        assert_eq!(never.reason.as_deref(), Some("ContainerStatusUnknown"));
+
+        // Before its init containers completed, its containers just never ran.
+        let pod = Pod {
+            spec: Some(PodSpec {
+                init_containers: Some(vec![Container::default()]),
+                ..PodSpec::default()
+            }),
+            ..Pod::default()
+        };
+        let pending = Observed {
+            containers: vec![waiting("new", "PodInitializing", None, &named("new"))],
+            phase: Some("Pending"),
+            ..Observed::default()
+        };
+        let stopped = stopped_for_deletion(&pod, &pending);
+        assert!(stopped.containers[0].state.clone().unwrap().waiting.is_some());
+        assert_eq!(stopped.phase, Some("Failed"));
     }
 }

@@ -248,7 +248,7 @@ impl Worker {
                     for (list, status) in running {
                         self.record_stopping(list, &status.name);
                     }
-                    return self.stop_simulated().await;
+                    return self.stop_simulated(&observed).await;
                 }
                 Wake::Deleting => return self.finish_deletion().await,
                 Wake::Gone | Wake::Shutdown => return Ok(()),
@@ -256,16 +256,21 @@ impl Worker {
         }
     }
 
-    /// A simulated pod being deleted: its containers take the stop delay to stop, as real ones
-    /// take a moment to exit, then it goes. Going at once would let a controller replace it
-    /// under the same name (a StatefulSet's) between two reads of a client waiting for it to go,
-    /// and `kubectl delete` would then wait for ever.
-    async fn stop_simulated(&mut self) -> Result<(), kube::Error> {
+    /// A simulated pod being deleted, which `observed` shows: its containers take the stop delay
+    /// to stop, as real ones take a moment to exit, then it reports them stopped and goes. Going
+    /// at once would let a controller replace it under the same name (a StatefulSet's) between
+    /// two reads of a client waiting for it to go, and `kubectl delete` would then wait for ever.
+    async fn stop_simulated(&mut self, observed: &Observed) -> Result<(), kube::Error> {
         let asked = Instant::now();
         loop {
-            let stopped_at = asked + self.shared.stop_delay.min(grace_period(&self.pod));
+            let grace = grace_period(&self.pod);
+            let stopped_at = asked + self.shared.stop_delay.min(grace);
             tokio::select! {
-                _ = tokio::time::sleep_until(stopped_at) => return self.finish_deletion().await,
+                _ = tokio::time::sleep_until(stopped_at) => {
+                    let ended = simulated_stop(observed, self.shared.stop_delay > grace, Timestamp::now());
+                    self.report(&status::stopped_for_deletion(&self.pod, &ended)).await;
+                    return self.finish_deletion().await;
+                }
                 wake = self.wake() => match wake {
                     // A second delete may shorten the grace period.
                     Wake::Changed | Wake::Deleting => {}
@@ -309,7 +314,7 @@ impl Worker {
                     _ = tokio::time::sleep_until(ready_at) => break,
                     wake = self.wake() => match wake {
                         Wake::Changed => {}
-                        Wake::Deleting => return self.stop_simulated().await,
+                        Wake::Deleting => return self.stop_simulated(&observed).await,
                         Wake::Gone | Wake::Shutdown => return Ok(()),
                     },
                 }
@@ -470,7 +475,9 @@ impl Worker {
                         Event::Started { slot, pid, started_at, terminator, launched } => {
                             let id = format!("{PROCESS_SCHEME}{pid}");
                             let cell = observed.slot_mut(slot);
-                            *cell = status::running(&cell.name.clone(), id, started_at, cell);
+                            // A run this worker launched is a new one; an adopted one shows already.
+                            let run = if launched { status::restarted(cell) } else { cell.clone() };
+                            *cell = status::running(&cell.name.clone(), id, started_at, &run);
                             running.insert(slot, terminator);
                             if let Slot::App(i) = slot {
                                 let work = pod_dir.join("work");
@@ -520,7 +527,7 @@ impl Worker {
                                 self.record(slot.list(), name, EventNote::warning("Failed", note));
                             }
                             let cell = observed.slot_mut(slot);
-                            *cell = status::terminated(&cell.name.clone(), None, &ended, cell);
+                            *cell = status::terminated(&cell.name.clone(), None, &ended, &ending_run(cell));
                             let failed = ended.exit_code != 0;
                             let again = match restart_policy.as_str() {
                                 "Always" => true,
@@ -561,8 +568,8 @@ impl Worker {
                     if matches!(observed.phase, Some("Succeeded" | "Failed")) {
                         // What debugged the pod ends with it.
                         if !running.is_empty() {
-                            self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
-                            drain_ends(&mut inbox, &mut observed).await;
+                            let stopped = self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
+                            drain_ends(&mut inbox, &mut observed, stopped).await;
                         }
                         self.report(&observed).await;
                         return self.until_deleted(&observed).await;
@@ -582,8 +589,8 @@ impl Worker {
                 _ = sleep_until_some(deadline) => {
                     let note = "Pod was active on the node longer than the specified deadline";
                     self.record_at(None, EventNote::normal("DeadlineExceeded", note));
-                    self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
-                    drain_ends(&mut inbox, &mut observed).await;
+                    let stopped = self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
+                    drain_ends(&mut inbox, &mut observed, stopped).await;
                     observed.phase = Some("Failed");
                     observed.reason = Some("DeadlineExceeded".into());
                     observed.message = Some("Pod was active on the node longer than the specified deadline".into());
@@ -598,7 +605,9 @@ impl Worker {
                         self.report(&observed).await;
                     }
                     Wake::Deleting => {
-                        self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
+                        let stopped = self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
+                        drain_ends(&mut inbox, &mut observed, stopped).await;
+                        self.report(&status::stopped_for_deletion(&self.pod, &observed)).await;
                         self.finish_deletion().await?;
                         remove_dir(&pod_dir).await;
                         return Ok(());
@@ -618,22 +627,24 @@ impl Worker {
     }
 
     /// Stops the `running` containers of a pod with `spec` and `debuggers`, recording it:
-    /// SIGTERM, then SIGKILL after `grace`.
+    /// SIGTERM, then SIGKILL after `grace`. The containers stopped.
     async fn stop(
         &self,
         running: &mut HashMap<Slot, Terminator>,
         grace: Duration,
         spec: &PodSpec,
         debuggers: &[Container],
-    ) {
-        for slot in running.keys() {
+    ) -> Vec<Slot> {
+        let stopped: Vec<Slot> = running.keys().copied().collect();
+        for slot in &stopped {
             self.record_stopping(slot.list(), &slot.container(spec, debuggers).name);
         }
         stop_all(running, grace).await;
+        stopped
     }
 
     /// Puts an ended container into its crash-loop back-off, recording a wait; how long it
-    /// waits before it restarts.
+    /// waits before it restarts. Its restart count goes up only when it runs again.
     fn back_off(
         &self,
         observed: &mut Observed,
@@ -644,13 +655,13 @@ impl Worker {
         let cell = observed.slot_mut(slot);
         let name = cell.name.clone();
         if wait.is_zero() {
-            *cell = status::waiting(&name, "ContainerCreating", None, &status::restarted(cell));
+            *cell = status::waiting_to_restart(cell, "ContainerCreating", None);
             return wait;
         }
         let pod = self.full_name();
         let message =
             format!("back-off {}s restarting failed container={name} pod={pod}", wait.as_secs());
-        *cell = status::waiting(&name, "CrashLoopBackOff", Some(message), &status::restarted(cell));
+        *cell = status::waiting_to_restart(cell, "CrashLoopBackOff", Some(message));
         let note = format!("Back-off restarting failed container {name} in pod {pod}");
         self.record(slot.list(), &name, EventNote::warning("BackOff", note));
         wait
@@ -682,7 +693,7 @@ impl Worker {
         observed: &mut Observed,
         events: &mpsc::Sender<Event>,
     ) {
-        let restart_count = observed.slot_mut(slot).restart_count.max(0) as u32;
+        let restart_count = status::next_run(observed.slot_mut(slot)).max(0) as u32;
         let spec = match self.process_spec(pod_dir, container, restart_count).await {
             Ok(spec) => spec,
             Err(Unrunnable::Config(message)) => {
@@ -1005,11 +1016,7 @@ fn recover(pod: &Pod, debuggers: &[Container], adopted: impl Fn(Slot) -> bool) -
             }
             lost = true;
             let dead = status::terminated(&c.name, None, &lost_end(running, now), previous);
-            if never {
-                dead
-            } else {
-                status::waiting(&c.name, "ContainerCreating", None, &status::restarted(&dead))
-            }
+            if never { dead } else { status::waiting_to_restart(&dead, "ContainerCreating", None) }
         };
     let mut recover_slot = |slot: Slot| {
         let container = slot.container(&spec, debuggers);
@@ -1067,6 +1074,34 @@ fn lost_end(running: &ContainerStateRunning, now: Timestamp) -> Ended {
     }
 }
 
+/// A simulated pod's containers (`observed`) once stopped for its deletion: each running one
+/// exits at once on SIGTERM (`Completed`), or, when it takes longer than the grace period
+/// (`killed`), is killed then (137).
+fn simulated_stop(observed: &Observed, killed: bool, now: Timestamp) -> Observed {
+    let stop = |s: &ContainerStatus| {
+        let Some(running) = s.state.as_ref().and_then(|state| state.running.as_ref()) else {
+            return s.clone();
+        };
+        let (exit_code, signal, reason) =
+            if killed { (137, Some(9), "Error") } else { (0, None, "Completed") };
+        let ended = Ended {
+            exit_code,
+            signal,
+            reason: reason.into(),
+            message: None,
+            started_at: running.started_at.as_ref().map(|t| t.0),
+            finished_at: now,
+        };
+        status::terminated(&s.name, None, &ended, s)
+    };
+    Observed {
+        init: observed.init.iter().map(stop).collect(),
+        containers: observed.containers.iter().map(stop).collect(),
+        ephemeral: observed.ephemeral.iter().map(stop).collect(),
+        ..observed.clone()
+    }
+}
+
 /// How long the pod's containers may take to stop: the grace period its deletion gave, or else
 /// its spec's.
 fn grace_period(pod: &Pod) -> Duration {
@@ -1097,16 +1132,27 @@ async fn stop_all(running: &mut HashMap<Slot, Terminator>, grace: Duration) {
     futures::future::join_all(stops).await;
 }
 
-/// Records the ends of containers that were just stopped.
-async fn drain_ends(inbox: &mut mpsc::Receiver<Event>, observed: &mut Observed) {
-    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(2), inbox.recv()).await {
+/// The status a container's run ends from: a run that ended without having started (it could
+/// not) is a new run all the same.
+fn ending_run(status: &ContainerStatus) -> ContainerStatus {
+    let running = status.state.as_ref().is_some_and(|s| s.running.is_some());
+    if running { status.clone() } else { status::restarted(status) }
+}
+
+/// Records the ends of the containers that were just `stopped`, waiting at most 2 s for each.
+async fn drain_ends(
+    inbox: &mut mpsc::Receiver<Event>,
+    observed: &mut Observed,
+    stopped: Vec<Slot>,
+) {
+    let mut left = stopped;
+    while !left.is_empty()
+        && let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(2), inbox.recv()).await
+    {
         if let Event::Ended { slot, ended } = event {
+            left.retain(|s| *s != slot);
             let cell = observed.slot_mut(slot);
-            *cell = status::terminated(&cell.name.clone(), None, &ended, cell);
-        }
-        let mut all = observed.containers.iter().chain(&observed.ephemeral);
-        if all.all(|s| status::exit_code(s).is_some()) {
-            break;
+            *cell = status::terminated(&cell.name.clone(), None, &ended, &ending_run(cell));
         }
     }
 }
@@ -1150,5 +1196,27 @@ mod tests {
         assert_eq!(grace_period(&pod), seconds(1), "a deletion's own");
         pod.spec = None;
         assert_eq!(probe_grace_period(&pod, &container, Kind::Startup), seconds(30));
+    }
+
+    #[test]
+    fn a_stopped_simulated_container_completes_unless_killed_after_the_grace_period() {
+        let started: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let web = Container { name: "web".into(), ..Container::default() };
+        let observed = Observed {
+            containers: vec![status::running(
+                "web",
+                "simulated://u/web".into(),
+                started,
+                &initial(&web),
+            )],
+            ..Observed::default()
+        };
+        let end = |killed| {
+            let stopped = simulated_stop(&observed, killed, Timestamp::now());
+            let state = stopped.containers[0].state.clone().unwrap().terminated.unwrap();
+            (state.exit_code, state.reason.unwrap(), state.started_at.unwrap().0)
+        };
+        assert_eq!(end(false), (0, "Completed".to_owned(), started));
+        assert_eq!(end(true), (137, "Error".to_owned(), started));
     }
 }

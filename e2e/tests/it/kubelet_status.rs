@@ -1,0 +1,121 @@
+//! What the local node's kubelet reports, seen with kubectl as on a cluster: restarts counted
+//! when a container runs again, a deleted pod's containers shown stopped before it goes,
+//! completed init containers ready, and conditions in the kubelet's order.
+
+use crate::support::{Keelson, eventually};
+
+/// Fast readiness, and simulated containers that take 2 s to stop.
+const FLAGS: [&str; 4] = ["--pod-ready-delay", "200ms", "--pod-stop-delay", "2s"];
+
+/// A pod `name` held by a finalizer, with `annotations`, `spec` lines and one container running
+/// `script`.
+fn held_pod(name: &str, annotations: &str, spec: &str, script: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  finalizers: [example.com/hold]\n  annotations: {{{annotations}}}\nspec:\n{spec}  containers:\n  - name: main\n    image: busybox\n    command: [sh, -c, {script:?}]\n"
+    )
+}
+
+/// `kubectl get pod <name>`'s READY, STATUS and RESTARTS columns.
+fn columns(k: &Keelson, name: &str) -> (String, String, String) {
+    let row = k.ok(&["get", "pod", name, "--no-headers"]);
+    let fields: Vec<&str> = row.split_whitespace().collect();
+    (fields[1].to_owned(), fields[2].to_owned(), fields[3].to_owned())
+}
+
+fn container(k: &Keelson, pod: &str, field: &str) -> String {
+    k.jsonpath("pod", pod, &format!("{{.status.containerStatuses[0].{field}}}"))
+}
+
+/// Lets a pod held by a finalizer go, and waits until it is gone.
+fn release(k: &Keelson, name: &str) {
+    let remove = r#"[{"op":"remove","path":"/metadata/finalizers"}]"#;
+    k.ok(&["patch", "pod", name, "--type=json", "-p", remove]);
+    k.ok(&["wait", "--for=delete", &format!("pod/{name}"), "--timeout=30s"]);
+}
+
+#[test]
+fn a_crash_looping_container_counts_a_restart_when_it_runs_again() {
+    let k = Keelson::up_with(&FLAGS);
+    let script = "n=$(cat runs 2>/dev/null || echo 0); echo run $n; echo $((n+1)) > runs; exit 1";
+    let annotation = "--annotations=keelson.dev/run-as-process=true";
+    k.ok(&["run", "cl", "--image=busybox", annotation, "--", "sh", "-c", script]);
+    let waiting = "state.waiting.reason";
+    eventually(30, "the back-off", || container(&k, "cl", waiting) == "CrashLoopBackOff");
+    // Two runs (the first crash restarted it at once), so one restart, while it waits 10 s.
+    assert_eq!(k.ok(&["logs", "cl"]), "run 1\n", "it shows its last run");
+    assert_eq!(container(&k, "cl", "restartCount"), "1");
+    let (ready, status, restarts) = columns(&k, "cl");
+    assert_eq!((ready.as_str(), status.as_str()), ("0/1", "CrashLoopBackOff"));
+    assert_eq!(restarts, "1", "RESTARTS, then how long ago the last run ended");
+    assert_eq!(container(&k, "cl", "lastState.terminated.exitCode"), "1");
+
+    // The third run counts when it starts; it ends and waits again, twice as long.
+    eventually(30, "the third run", || k.ok(&["logs", "cl"]) == "run 2\n");
+    assert_eq!(container(&k, "cl", "restartCount"), "2");
+    eventually(10, "the next back-off", || {
+        container(&k, "cl", "state.waiting.message").starts_with("back-off 20s")
+    });
+    assert_eq!(container(&k, "cl", "restartCount"), "2");
+}
+
+#[test]
+fn a_deleted_process_pod_shows_its_container_stopped_before_it_goes() {
+    let k = Keelson::up_with(&FLAGS);
+    let process = "keelson.dev/run-as-process: \"true\"";
+    // One that stops on SIGTERM (143), one that handles it and completes.
+    k.apply("killed.yaml", &held_pod("killed", process, "", "sleep 300"));
+    let graceful = "trap 'exit 0' TERM; while true; do sleep 0.1; done";
+    k.apply("graceful.yaml", &held_pod("graceful", process, "", graceful));
+    for pod in ["killed", "graceful"] {
+        k.ok(&["wait", "--for=condition=Ready", &format!("pod/{pod}"), "--timeout=60s"]);
+        assert_eq!(columns(&k, pod).0, "1/1");
+        k.ok(&["delete", "pod", pod, "--wait=false"]);
+    }
+    for (pod, code, reason, phase) in
+        [("killed", "143", "Error", "Failed"), ("graceful", "0", "Completed", "Succeeded")]
+    {
+        // Held by its finalizer, it shows how it ended, as a kubelet reports it.
+        eventually(20, "the final status", || k.jsonpath("pod", pod, "{.status.phase}") == phase);
+        assert_eq!(container(&k, pod, "state.terminated.exitCode"), code);
+        assert_eq!(container(&k, pod, "state.terminated.reason"), reason);
+        assert_eq!(container(&k, pod, "ready"), "false");
+        let ready = k.jsonpath("pod", pod, "{.status.conditions[?(@.type==\"Ready\")].status}");
+        assert_eq!(ready, "False");
+        let (ready, status, _) = columns(&k, pod);
+        assert_eq!((ready.as_str(), status.as_str()), ("0/1", reason));
+        assert!(!k.jsonpath("pod", pod, "{.metadata.deletionTimestamp}").is_empty());
+        release(&k, pod);
+    }
+}
+
+#[test]
+fn a_deleted_simulated_pod_shows_its_containers_stopped_before_it_goes() {
+    let k = Keelson::up_with(&FLAGS);
+    let init = "  initContainers:\n  - name: setup\n    image: busybox\n    command: [\"true\"]\n";
+    k.apply("web.yaml", &held_pod("web", "", init, "serve"));
+    k.apply("quick.yaml", &held_pod("quick", "", "", "serve"));
+    for pod in ["web", "quick"] {
+        k.ok(&["wait", "--for=condition=Ready", &format!("pod/{pod}"), "--timeout=60s"]);
+    }
+    // A completed init container is ready, and the conditions come in the kubelet's order.
+    assert_eq!(k.jsonpath("pod", "web", "{.status.initContainerStatuses[0].ready}"), "true");
+    assert_eq!(
+        k.jsonpath("pod", "web", "{.status.conditions[*].type}"),
+        "PodReadyToStartContainers Initialized Ready ContainersReady PodScheduled"
+    );
+
+    // Stopped within its grace period, it completes; given 1 s for its 2 s stop, it is killed.
+    k.ok(&["delete", "pod", "web", "--wait=false"]);
+    assert_eq!(columns(&k, "web").1, "Terminating", "it takes the stop delay to stop");
+    k.ok(&["delete", "pod", "quick", "--wait=false", "--grace-period=1"]);
+    for (pod, code, reason, phase) in
+        [("web", "0", "Completed", "Succeeded"), ("quick", "137", "Error", "Failed")]
+    {
+        eventually(20, "the final status", || k.jsonpath("pod", pod, "{.status.phase}") == phase);
+        assert_eq!(container(&k, pod, "state.terminated.exitCode"), code);
+        assert_eq!(container(&k, pod, "state.terminated.reason"), reason);
+        let (ready, status, _) = columns(&k, pod);
+        assert_eq!((ready.as_str(), status.as_str()), ("0/1", reason));
+        release(&k, pod);
+    }
+}
