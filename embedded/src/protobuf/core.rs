@@ -246,8 +246,8 @@ pub(crate) fn pod_template(template: PodTemplateSpec, ctx: &mut Ctx, path: &str)
 }
 
 /// A `PodSpec`: init and app containers, volumes, image pull secrets, the ServiceAccount, host
-/// namespaces, where it runs (node name and selector, tolerations), its hostname, priority and
-/// security context, and the defaults a server fills in; not affinity, topology spread, DNS
+/// namespaces, where it runs (node name and selector, tolerations), its hostname, priority (and
+/// preemption policy, which a copied pod carries) and security context, and the defaults a server fills in; not affinity, topology spread, DNS
 /// configuration, readiness gates or resource claims.
 fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
     let PodSpec {
@@ -301,7 +301,6 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
     ctx.unmapped_pointer(path, "dnsConfig", &dns_config);
     ctx.unmapped_entries(path, "readinessGates", &readiness_gates);
     ctx.unmapped_pointer(path, "runtimeClassName", &runtime_class_name);
-    ctx.unmapped_pointer(path, "preemptionPolicy", &preemption_policy);
     ctx.unmapped_entries(path, "overhead", &overhead);
     ctx.unmapped_entries(path, "topologySpreadConstraints", &topology_spread_constraints);
     ctx.unmapped_pointer(path, "setHostnameAsFQDN", &set_hostname_as_fqdn);
@@ -359,6 +358,7 @@ fn pod_spec(spec: PodSpec, ctx: &mut Ctx, path: &str) -> Value {
     out.omitempty("priorityClassName", priority_class_name);
     out.pointer("priority", priority);
     out.pointer("enableServiceLinks", enable_service_links);
+    out.pointer("preemptionPolicy", preemption_policy);
     out.into()
 }
 
