@@ -33,6 +33,7 @@ mod service_accounts;
 mod services;
 mod spdy;
 pub mod tls;
+mod token_secrets;
 mod tokens;
 mod users;
 mod watch;
@@ -259,6 +260,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     gc::spawn(store.clone(), state.registry.clone());
     quota::spawn(store.clone());
     root_ca::spawn(store.clone(), state.ca_pem.clone());
+    token_secrets::spawn(store.clone(), state.tokens.clone(), state.ca_pem.clone());
     rbac::spawn_aggregation(store.clone());
     let app = router(state);
 

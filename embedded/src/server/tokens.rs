@@ -206,18 +206,7 @@ pub(crate) fn create(
     if let Some(bound) = spec.get("boundObjectRef").filter(|b| b.is_object()) {
         bind(store, &namespace, &name, bound, &mut kubernetes)?;
     }
-    let now = jiff::Timestamp::now().as_second();
-    let claims = Claims {
-        aud: audiences.clone(),
-        exp: now + seconds,
-        iat: now,
-        nbf: now,
-        iss: ISSUER.to_owned(),
-        jti: new_uid(),
-        sub: format!("system:serviceaccount:{namespace}:{name}"),
-        kubernetes,
-    };
-    let token = keys.sign(&claims)?;
+    let (claims, token) = issue(keys, kubernetes, audiences.clone(), seconds)?;
     let expires = jiff::Timestamp::from_second(claims.exp).map(rfc3339).unwrap_or_default();
     token_request["metadata"]["name"] = json!(name);
     token_request["metadata"]["namespace"] = json!(namespace);
@@ -227,6 +216,53 @@ pub(crate) fn create(
     token_request["spec"]["expirationSeconds"] = json!(seconds);
     token_request["status"] = json!({ "token": token, "expirationTimestamp": expires });
     Ok(json_response(StatusCode::CREATED, &token_request, &[]))
+}
+
+/// Claims for the account and bindings `kubernetes` names, for `audiences`, valid for
+/// `seconds` from now, and the token that carries them.
+fn issue(
+    keys: &TokenKeys,
+    kubernetes: KubernetesClaims,
+    audiences: Vec<String>,
+    seconds: i64,
+) -> ApiResult<(Claims, String)> {
+    let now = jiff::Timestamp::now().as_second();
+    let claims = Claims {
+        aud: audiences,
+        exp: now + seconds,
+        iat: now,
+        nbf: now,
+        iss: ISSUER.to_owned(),
+        jti: new_uid(),
+        sub: format!(
+            "system:serviceaccount:{}:{}",
+            kubernetes.namespace, kubernetes.serviceaccount.name
+        ),
+        kubernetes,
+    };
+    let token = keys.sign(&claims)?;
+    Ok((claims, token))
+}
+
+/// The long-lived token of a `kubernetes.io/service-account-token` Secret: for the API server,
+/// bound to the Secret, so that it is accepted while the Secret and the account (`account`,
+/// uid `account_uid`) exist. Upstream's tokens of such Secrets never expire; this one does in
+/// a hundred years, as the token format wants an expiry.
+pub(crate) fn secret_token(
+    keys: &TokenKeys,
+    namespace: &str,
+    (account, account_uid): (&str, &str),
+    (secret, secret_uid): (&str, &str),
+) -> ApiResult<String> {
+    const CENTURY: i64 = 100 * 366 * 24 * 3600;
+    let kubernetes = KubernetesClaims {
+        namespace: namespace.to_owned(),
+        serviceaccount: ObjectRef { name: account.to_owned(), uid: account_uid.to_owned() },
+        pod: None,
+        secret: Some(ObjectRef { name: secret.to_owned(), uid: secret_uid.to_owned() }),
+        node: None,
+    };
+    Ok(issue(keys, kubernetes, vec![ISSUER.to_owned()], CENTURY)?.1)
 }
 
 /// The lifetime the spec asks for, or upstream's refusal of it.

@@ -1,13 +1,14 @@
-//! Service account tokens: issued through `serviceaccounts/<name>/token`, accepted as bearer
-//! tokens while their account lives.
+//! Service account tokens: issued through `serviceaccounts/<name>/token` or into
+//! `kubernetes.io/service-account-token` Secrets, accepted as bearer tokens while their account
+//! (and Secret) lives.
 
 use k8s_openapi::api::authentication::v1::{SelfSubjectReview, TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use keelson_embedded::server::RunningServer;
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use crate::support::{api_error, start};
+use crate::support::{api_error, eventually, start};
 
 pub(crate) fn account(name: &str) -> ServiceAccount {
     ServiceAccount {
@@ -89,4 +90,44 @@ async fn a_service_account_token_authenticates_while_its_account_lives() {
         .await
         .unwrap_err();
     assert_eq!(api_error(missing).0, 404);
+}
+
+#[tokio::test]
+async fn a_token_secret_gets_a_long_lived_token_that_lasts_as_long_as_the_secret() {
+    let test = start().await;
+    let server = test.server.as_ref().unwrap();
+    let post = PostParams::default();
+    let secrets: Api<Secret> = Api::namespaced(test.client.clone(), "default");
+    let token_secret: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "bot-token",
+            "annotations": {"kubernetes.io/service-account.name": "bot"}},
+        "type": "kubernetes.io/service-account-token",
+    }))
+    .unwrap();
+    // Made before its account: filled once the account exists.
+    secrets.create(&post, &token_secret).await.unwrap();
+    let accounts: Api<ServiceAccount> = Api::namespaced(test.client.clone(), "default");
+    let bot = accounts.create(&post, &account("bot")).await.unwrap();
+    let filled = eventually("the token Secret to be filled", || async {
+        let secret = secrets.get("bot-token").await.ok()?;
+        secret.data.as_ref()?.contains_key("token").then_some(secret)
+    })
+    .await;
+    let data = filled.data.unwrap();
+    assert_eq!(data["namespace"].0, b"default");
+    assert_eq!(data["ca.crt"].0, server.credentials.ca_pem.as_bytes());
+    let annotations = filled.metadata.annotations.unwrap();
+    assert_eq!(annotations.get("kubernetes.io/service-account.uid"), bot.metadata.uid.as_ref());
+
+    let token = String::from_utf8(data["token"].0.clone()).unwrap();
+    let as_bot = client_with(server, &token).await;
+    let reviews: Api<SelfSubjectReview> = Api::all(as_bot.clone());
+    let review = reviews.create(&post, &SelfSubjectReview::default()).await.unwrap();
+    let user = review.status.unwrap().user_info.unwrap();
+    assert_eq!(user.username.as_deref(), Some("system:serviceaccount:default:bot"));
+
+    // Deleting the Secret revokes it.
+    secrets.delete("bot-token", &DeleteParams::default()).await.unwrap();
+    let refused = reviews.create(&post, &SelfSubjectReview::default()).await.unwrap_err();
+    assert_eq!(api_error(refused).0, 401);
 }

@@ -285,6 +285,12 @@ fn secret(object: &Value, old: Option<&Value>) -> Vec<Cause> {
             causes.push(required(&format!("data[{key}]")));
         }
     }
+    let account = object.pointer("/metadata/annotations/kubernetes.io~1service-account.name");
+    if kind == "kubernetes.io/service-account-token"
+        && account.and_then(Value::as_str).is_none_or(str::is_empty)
+    {
+        causes.push(required("metadata.annotations[kubernetes.io/service-account.name]"));
+    }
     if old.is_some_and(|old| secret_type(old) != kind) {
         causes.push(invalid("type", &format!("{kind:?}"), IMMUTABLE));
     }
@@ -711,6 +717,14 @@ mod tests {
         assert_eq!(found("secrets", &keyless, None), [required("tls.key")]);
         let docker = json!({"type": "kubernetes.io/dockerconfigjson"});
         assert_eq!(found("secrets", &docker, None), [required(".dockerconfigjson")]);
+        let token = json!({"type": "kubernetes.io/service-account-token"});
+        assert_eq!(
+            found("secrets", &token, None),
+            [(
+                "metadata.annotations[kubernetes.io/service-account.name]: Required value".into(),
+                "FieldValueRequired".into()
+            )]
+        );
     }
 
     #[test]
