@@ -15,9 +15,33 @@ use super::read::json_response;
 /// The Kubernetes version the server behaves as (k8s-openapi's `v1_33` types).
 const KUBERNETES_MINOR: &str = "33";
 
-/// `GET /healthz`, `/livez`, `/readyz`.
-pub(crate) async fn ok() -> &'static str {
-    "ok"
+/// The checks behind `/healthz`, `/livez` and `/readyz`: the server answers (`ping`), logs
+/// (`log`) and holds its store open (`storage`), all true while it serves requests at all.
+const HEALTH_CHECKS: [&str; 3] = ["ping", "log", "storage"];
+
+/// `GET /healthz`, `/livez`, `/readyz`: `ok`, or with `?verbose` each check as upstream lists
+/// them (`[+]ping ok` … `readyz check passed`).
+pub(crate) async fn health(request: axum::extract::Request) -> Response {
+    let path = request.uri().path().trim_start_matches('/');
+    let verbose = request
+        .uri()
+        .query()
+        .is_some_and(|q| form_urlencoded::parse(q.as_bytes()).any(|(key, _)| key == "verbose"));
+    if !verbose {
+        return "ok".into_response();
+    }
+    let mut text: String = HEALTH_CHECKS.iter().map(|check| format!("[+]{check} ok\n")).collect();
+    text.push_str(&format!("{path} check passed\n"));
+    text.into_response()
+}
+
+/// `GET /healthz/<check>`, `/livez/<check>`, `/readyz/<check>`: one check.
+pub(crate) async fn health_check(Path(check): Path<String>) -> Response {
+    if HEALTH_CHECKS.contains(&check.as_str()) {
+        "ok".into_response()
+    } else {
+        (StatusCode::NOT_FOUND, "404 page not found\n").into_response()
+    }
 }
 
 /// `GET /version`.

@@ -296,9 +296,12 @@ const MAX_REQUEST_BODY: usize = 3 << 20;
 
 fn router(state: ApiState) -> Router {
     let open = Router::new()
-        .route("/healthz", get(discovery_routes::ok))
-        .route("/livez", get(discovery_routes::ok))
-        .route("/readyz", get(discovery_routes::ok))
+        .route("/healthz", get(discovery_routes::health))
+        .route("/livez", get(discovery_routes::health))
+        .route("/readyz", get(discovery_routes::health))
+        .route("/healthz/{check}", get(discovery_routes::health_check))
+        .route("/livez/{check}", get(discovery_routes::health_check))
+        .route("/readyz/{check}", get(discovery_routes::health_check))
         .route("/version", get(discovery_routes::version))
         .method_not_allowed_fallback(method_not_allowed);
     let guarded = Router::new()

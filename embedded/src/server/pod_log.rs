@@ -32,6 +32,10 @@ pub(crate) async fn pod_log(state: &ApiState, request: ResourceRequest) -> ApiRe
     let params = &request.query.raw;
     let container = container_name(&pod, &name, params.get("container").map(String::as_str))?;
     let previous = flag(params, "previous")?;
+    // No node has it yet, so no kubelet to ask: upstream answers with an empty log.
+    if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty) {
+        return Ok(([(header::CONTENT_TYPE, "text/plain")], Body::empty()).into_response());
+    }
     let status = container_status(&pod, &container);
     if status
         .and_then(|s| s.container_id.as_deref())

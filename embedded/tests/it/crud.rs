@@ -491,3 +491,28 @@ async fn an_eviction_spends_the_disruption_budget_and_is_refused_once_it_is_spen
     let (code, _, _) = api_error(pods.evict("nope", &EvictParams::default()).await.unwrap_err());
     assert_eq!(code, 404);
 }
+
+#[tokio::test]
+async fn a_pod_no_node_has_taken_yet_has_an_empty_log() {
+    let test = start().await;
+    let pods: Api<Pod> = Api::namespaced(test.client.clone(), "default");
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "waiting"},
+        "spec": {"containers": [{"name": "main", "image": "busybox"}]}}))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let log = pods.logs("waiting", &Default::default()).await.unwrap();
+    assert_eq!(log, "");
+}
+
+#[tokio::test]
+async fn health_endpoints_answer_as_upstream_s_do() {
+    let test = start().await;
+    let get = |path: &str| axum::http::Request::get(path).body(Vec::new()).unwrap();
+    assert_eq!(test.client.request_text(get("/readyz")).await.unwrap(), "ok");
+    assert_eq!(test.client.request_text(get("/livez/ping")).await.unwrap(), "ok");
+    let verbose = test.client.request_text(get("/readyz?verbose")).await.unwrap();
+    assert!(verbose.starts_with("[+]ping ok\n"), "{verbose}");
+    assert!(verbose.ends_with("readyz check passed\n"), "{verbose}");
+    let unknown = test.client.request_text(get("/healthz/nothing")).await.unwrap_err();
+    assert!(matches!(unknown, kube::Error::Api(ref e) if e.code == 404), "{unknown:?}");
+}
