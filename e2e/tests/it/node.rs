@@ -558,6 +558,10 @@ fn kubectl_top_shows_what_process_pods_and_the_machine_use() {
     assert_eq!(row[..2], [pod.as_str(), "main"], "{top}");
     assert!(cpu.parse::<u32>().unwrap() >= 50, "a busy loop uses CPU: {top}");
     assert!(memory.parse::<u32>().unwrap() >= 64, "the 64 MiB are resident: {top}");
+    assert!(
+        memory.parse::<u32>().unwrap() < 96,
+        "python and its 64 MiB, not the supervisor's memory too: {top}"
+    );
 
     let nodes = k.ok(&["top", "node"]);
     assert!(nodes.starts_with("NAME") && nodes.contains("CPU(%)"), "{nodes}");

@@ -139,6 +139,7 @@ async fn read() -> Arc<Reading> {
 }
 
 fn read_proc() -> Reading {
+    let supervisor = supervisor_name();
     let mut groups: HashMap<i32, GroupReading> = HashMap::new();
     let at = Instant::now();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -149,7 +150,7 @@ fn read_proc() -> Reading {
         }
         // A process that ended meanwhile has no stat to read.
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        if let Some((group, reading)) = process_stat(&stat) {
+        if let Some((group, reading)) = process_stat(&stat, &supervisor) {
             let total = groups.entry(group).or_default();
             total.ticks += reading.ticks;
             total.pages += reading.pages;
@@ -166,18 +167,31 @@ fn read_proc() -> Reading {
     }
 }
 
-/// A process's group and its CPU ticks and resident pages, from `/proc/<pid>/stat`.
-pub fn process_stat(stat: &str) -> Option<(i32, GroupReading)> {
+/// A process's group and its CPU ticks and resident pages, from `/proc/<pid>/stat`; `None` for
+/// a process named `supervisor` that leads its group: a container's supervisor, which its
+/// program's usage leaves out, as a container runtime's shim is not the container's.
+fn process_stat(stat: &str, supervisor: &str) -> Option<(i32, GroupReading)> {
     // The command name may hold spaces and parentheses: fields start after the last `)`.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let (head, rest) = stat.rsplit_once(')')?;
+    let (pid, name) = head.split_once(" (")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
     // Fields counted from `state` (the third of the line): pgrp 5, utime 14, stime 15, rss 24.
     let field = |n: usize| fields.get(n - 3)?.parse::<i64>().ok();
+    let group = field(5)?;
+    if name == supervisor && pid.trim().parse::<i64>().ok() == Some(group) {
+        return None;
+    }
     let ticks = field(14)? + field(15)?;
     let pages = field(24)?.max(0);
-    Some((
-        i32::try_from(field(5)?).ok()?,
-        GroupReading { ticks: ticks as u64, pages: pages as u64 },
-    ))
+    Some((i32::try_from(group).ok()?, GroupReading { ticks: ticks as u64, pages: pages as u64 }))
+}
+
+/// The name `/proc` gives the supervisor: this executable's file name, cut to the kernel's 15
+/// bytes.
+fn supervisor_name() -> String {
+    let exe = std::env::current_exe().ok();
+    let name = exe.as_deref().and_then(|e| e.file_name()).and_then(|n| n.to_str());
+    name.unwrap_or_default().bytes().take(15).map(char::from).collect()
 }
 
 /// The machine's busy CPU ticks from `/proc/stat`: everything but idle and I/O wait.
@@ -206,8 +220,16 @@ mod tests {
     fn a_process_stat_gives_its_group_cpu_and_memory() {
         let stat = "4242 (my (odd) cmd) S 1 4240 4240 0 -1 4194304 100 0 0 0 \
                     70 30 0 0 20 0 1 0 12345 1000000 250 18446744073709551615";
-        assert_eq!(process_stat(stat), Some((4240, GroupReading { ticks: 100, pages: 250 })));
-        assert_eq!(process_stat("1 (x) S 0"), None);
+        let reading = Some((4240, GroupReading { ticks: 100, pages: 250 }));
+        assert_eq!(process_stat(stat, "keelson"), reading);
+        assert_eq!(process_stat("1 (x) S 0", "keelson"), None);
+        // The supervisor leading the group is left out; a process of that name that does not
+        // lead its group, or the leader of another name, counts.
+        let leader =
+            |name: &str| stat.replacen("4242 (my (odd) cmd)", &format!("4240 ({name})"), 1);
+        assert_eq!(process_stat(&leader("keelson"), "keelson"), None);
+        assert_eq!(process_stat(&leader("sh"), "keelson"), reading);
+        assert_eq!(process_stat(&stat.replacen("my (odd) cmd", "keelson", 1), "keelson"), reading);
     }
 
     #[test]
