@@ -811,6 +811,12 @@ fn a_daemonset_lands_on_matching_nodes_and_follows_new_ones() {
     k.ok(&["rollout", "status", "daemonset/agent", "--timeout=30s"]);
     let history = k.ok(&["rollout", "history", "daemonset/agent"]);
     assert!(history.contains("\n1 "), "its template is revision 1:\n{history}");
+    // kubectl compares the revision with the live template byte for byte, as Go encodes both.
+    let undo = k.ok(&["rollout", "undo", "daemonset/agent", "--to-revision=1"]);
+    assert!(
+        undo.contains("skipped rollback (current template already matches revision 1)"),
+        "{undo}"
+    );
 }
 
 fn gpu_pod(name: &str) -> String {

@@ -73,15 +73,46 @@ pub fn plan_history(
     plan
 }
 
-/// The pod template a revision holds.
+/// The pod template a revision holds (without the empty `resources` [`go_encoded`] wrote).
 pub fn template_of(revision: &ControllerRevision) -> Option<PodTemplateSpec> {
     let mut template = revision.data.as_ref()?.0.pointer("/spec/template")?.clone();
     template.as_object_mut()?.remove("$patch");
-    serde_json::from_value(template).ok()
+    let mut template: PodTemplateSpec = serde_json::from_value(template).ok()?;
+    if let Some(spec) = template.spec.as_mut() {
+        let init = spec.init_containers.iter_mut().flatten();
+        for container in spec.containers.iter_mut().chain(init) {
+            if container.resources.as_ref().is_some_and(|r| *r == Default::default()) {
+                container.resources = None;
+            }
+        }
+    }
+    Some(template)
+}
+
+/// A pod template as Go's encoding writes it, which also writes the fields its types never
+/// leave out: the template's `creationTimestamp` (`null`) and each container's `resources`.
+/// `kubectl rollout undo` compares a revision's data with the live template so encoded, byte
+/// for byte, to tell a rollback to the current template from a real one.
+fn go_encoded(template: &PodTemplateSpec) -> serde_json::Value {
+    let mut template = serde_json::to_value(template).unwrap_or_default();
+    let Some(map) = template.as_object_mut() else { return template };
+    let metadata = map.entry("metadata").or_insert_with(|| serde_json::json!({}));
+    if let Some(metadata) = metadata.as_object_mut() {
+        metadata.entry("creationTimestamp").or_insert(serde_json::Value::Null);
+    }
+    for list in ["containers", "initContainers"] {
+        let containers = map.get_mut("spec").and_then(|s| s.get_mut(list));
+        for container in containers.and_then(|c| c.as_array_mut()).into_iter().flatten() {
+            if let Some(container) = container.as_object_mut() {
+                container.entry("resources").or_insert_with(|| serde_json::json!({}));
+            }
+        }
+    }
+    template
 }
 
 fn revision(owner: &Owner<'_>, name: &str, hash: &str, number: i64) -> ControllerRevision {
-    let mut template = serde_json::to_value(owner.template).unwrap_or_default();
+    let mut template = go_encoded(owner.template);
     if let Some(map) = template.as_object_mut() {
         map.insert("$patch".into(), "replace".into());
     }
@@ -110,6 +141,7 @@ fn revision(owner: &Owner<'_>, name: &str, hash: &str, number: i64) -> Controlle
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::{Container, PodSpec};
+    use serde_json::{Value, json};
 
     use super::*;
 
@@ -174,6 +206,10 @@ mod tests {
         assert_eq!((owner.kind.as_str(), owner.uid.as_str()), ("StatefulSet", "set-uid"));
         let data = created.data.unwrap().0;
         assert_eq!(data["spec"]["template"]["$patch"], "replace");
+        // As Go writes a template: kubectl compares the bytes.
+        assert_eq!(data["spec"]["template"]["metadata"]["creationTimestamp"], Value::Null);
+        assert!(data["spec"]["template"]["metadata"].get("creationTimestamp").is_some());
+        assert_eq!(data["spec"]["template"]["spec"]["containers"][0]["resources"], json!({}));
         assert_eq!(data["spec"]["template"]["spec"]["containers"][0]["image"], "postgres:17");
         assert!(plan.renumber.is_none() && plan.delete.is_empty());
     }
