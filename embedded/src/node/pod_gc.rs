@@ -145,6 +145,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
     use super::*;
+    use crate::node::taint_eviction::tests::t;
 
     fn pod(name: &str, node: Option<&str>) -> Arc<Pod> {
         Arc::new(Pod {
@@ -157,10 +158,6 @@ mod tests {
             spec: Some(PodSpec { node_name: node.map(str::to_owned), ..Default::default() }),
             ..Default::default()
         })
-    }
-
-    fn t(seconds: i64) -> Timestamp {
-        Timestamp::from_second(1_800_000_000 + seconds).unwrap()
     }
 
     fn collected(plan: &Plan) -> Vec<&str> {

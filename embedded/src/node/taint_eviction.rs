@@ -166,7 +166,7 @@ async fn pass(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use k8s_openapi::api::core::v1::{NodeSpec, PodSpec, Toleration};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
@@ -216,7 +216,8 @@ mod tests {
         }
     }
 
-    fn t(seconds: i64) -> Timestamp {
+    /// A time `seconds` after a fixed start.
+    pub(in crate::node) fn t(seconds: i64) -> Timestamp {
         Timestamp::from_second(1_800_000_000 + seconds).unwrap()
     }
 

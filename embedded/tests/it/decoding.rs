@@ -28,6 +28,14 @@ fn deployment(replicas: serde_json::Value) -> serde_json::Value {
     })
 }
 
+fn agent(name: &str) -> Agent {
+    Agent {
+        metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+        spec: AgentSpec { image: "runner:1".into(), ..Default::default() },
+        status: None,
+    }
+}
+
 #[tokio::test]
 async fn a_value_of_the_wrong_type_is_a_400_and_nothing_is_stored() {
     let test = start().await;
@@ -121,11 +129,7 @@ async fn a_custom_resource_is_replaced_only_at_a_version() {
     let test = start().await;
     install_crds(&test.client).await;
     let agents: Api<Agent> = Api::namespaced(test.client.clone(), "default");
-    let agent = Agent {
-        metadata: ObjectMeta { name: Some("a".into()), ..Default::default() },
-        spec: AgentSpec { image: "runner:1".into(), ..Default::default() },
-        status: None,
-    };
+    let agent = agent("a");
     let mut created = agents.create(&PostParams::default(), &agent).await.unwrap();
     created.metadata.resource_version = None;
     let (code, _, message) =
@@ -139,11 +143,7 @@ async fn a_patch_of_fields_the_schema_prunes_changes_nothing() {
     let test = start().await;
     install_crds(&test.client).await;
     let agents: Api<Agent> = Api::namespaced(test.client.clone(), "default");
-    let agent = Agent {
-        metadata: ObjectMeta { name: Some("a".into()), ..Default::default() },
-        spec: AgentSpec { image: "runner:1".into(), ..Default::default() },
-        status: None,
-    };
+    let agent = agent("a");
     let created = agents.create(&PostParams::default(), &agent).await.unwrap();
     let patch = Patch::Merge(json!({"spec": {"bogus": 1}}));
     let patched = agents.patch("a", &PatchParams::default(), &patch).await.unwrap();
