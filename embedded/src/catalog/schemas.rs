@@ -44,6 +44,14 @@ pub(crate) fn schema_for<T: JsonSchema>() -> Value {
     replace_refs(&mut value, &definitions);
     preserve_open_objects(&mut value);
     annotate_patch_strategies(&mut value);
+    // A kind's `metadata` is a plain field in Rust, so schemars requires it; upstream's schemas
+    // do not (`kubectl explain` marks it `-required-` otherwise).
+    if let Some(required) = value.get_mut("required").and_then(Value::as_array_mut) {
+        required.retain(|field| field != "metadata");
+        if required.is_empty() {
+            value.as_object_mut().map(|o| o.remove("required"));
+        }
+    }
     value
 }
 

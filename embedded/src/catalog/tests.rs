@@ -405,6 +405,12 @@ fn builtin_schemas_are_self_contained_with_patch_metadata() {
             "{}",
             info.resource
         );
+        let required = schema.get("required").and_then(Value::as_array);
+        assert!(
+            !required.into_iter().flatten().any(|field| field == "metadata"),
+            "{}: metadata is not required, as upstream",
+            info.resource
+        );
     }
     let infos = builtin_resources();
     let pod = find(&infos, "", "pods").schema.get().unwrap();
