@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Container, Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -151,9 +151,27 @@ pub fn pod_from_template(
 /// `controller-revision-hash` labels carry: the same template always gives the same value,
 /// across restarts and Rust versions.
 pub fn template_hash(template: &PodTemplateSpec) -> String {
+    // Empty `resources` are no resources, as in Go's types: a template rolled back from a
+    // revision (which Go's encoding gives them) is the template it was.
+    let empty = |c: &Container| c.resources.as_ref().is_some_and(|r| *r == Default::default());
+    let bytes = match template.spec.as_ref() {
+        Some(spec)
+            if spec.containers.iter().chain(spec.init_containers.iter().flatten()).any(empty) =>
+        {
+            let mut template = template.clone();
+            if let Some(spec) = template.spec.as_mut() {
+                let init = spec.init_containers.iter_mut().flatten();
+                for container in spec.containers.iter_mut().chain(init).filter(|c| empty(c)) {
+                    container.resources = None;
+                }
+            }
+            serde_json::to_vec(&template)
+        }
+        _ => serde_json::to_vec(template),
+    };
     // FNV-1a over the canonical JSON (struct fields in declaration order, maps sorted): a few
     // lines, and std's hashers are not stable across releases.
-    let bytes = serde_json::to_vec(template).unwrap_or_default();
+    let bytes = bytes.unwrap_or_default();
     let mut hash: u32 = 0x811c_9dc5;
     for byte in bytes {
         hash ^= u32::from(byte);
@@ -314,6 +332,9 @@ mod tests {
         let a = template_hash(&template("nginx:1"));
         assert_eq!(a, template_hash(&template("nginx:1")));
         assert_ne!(a, template_hash(&template("nginx:2")));
+        let mut empty_resources = template("nginx:1");
+        empty_resources.spec.as_mut().unwrap().containers[0].resources = Some(Default::default());
+        assert_eq!(a, template_hash(&empty_resources), "empty resources are none");
         assert!(a.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
     }
 
