@@ -735,6 +735,10 @@ fn imperative_commands_that_send_protobuf_work() {
     assert_eq!(k.jsonpath("node", &node, "{.spec.unschedulable}"), "true");
     let placed = k.ok(&["get", "pods", "-o", "jsonpath={.items[*].spec.nodeName}"]);
     assert!(!placed.contains(&node), "no pod is left on the drained node: {placed}");
+    // As its kubelet does, the node says so in its events.
+    eventually(30, "a NodeNotSchedulable event", || {
+        k.ok(&["describe", "node", &node]).contains("NodeNotSchedulable")
+    });
     // kubectl auth sends its reviews in protobuf; the admin token's user is in system:masters.
     assert_eq!(k.ok(&["auth", "can-i", "delete", "nodes"]).trim(), "yes");
     assert!(k.ok(&["auth", "whoami"]).contains("keelson-admin"));

@@ -89,7 +89,10 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
     registration::register(&client, &options.nodes).await?;
     let reporter = |name: &str| Reporter { controller: name.to_owned(), instance: None };
     let mut tasks = vec![
-        tokio::spawn(registration::heartbeats(client.clone())),
+        tokio::spawn(registration::heartbeats(
+            client.clone(),
+            events::EventLog::start(client.clone()),
+        )),
         tokio::spawn(scheduling::run(
             client.clone(),
             Recorder::new(client.clone(), reporter("default-scheduler")),

@@ -2,13 +2,13 @@
 //! (also one created later with kubectl) is kept `Ready` with heartbeats and a Lease in
 //! `kube-node-lease`, as kubelets do.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Namespace, Node, NodeStatus};
+use k8s_openapi::api::core::v1::{EventSource, Namespace, Node, NodeStatus, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -16,6 +16,7 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
 use super::config::{self, NodeConfig};
+use super::events::{EventLog, EventNote};
 
 /// The namespace of node Leases.
 const LEASE_NAMESPACE: &str = "kube-node-lease";
@@ -58,8 +59,9 @@ pub async fn register(client: &Client, nodes: &[NodeConfig]) -> Result<(), kube:
     Ok(())
 }
 
-/// Keeps every node's conditions and Lease fresh until the task is aborted.
-pub async fn heartbeats(client: Client) {
+/// Keeps every node's conditions and Lease fresh until the task is aborted, and records the
+/// node events a kubelet and the node controller record (see [`node_events`]).
+pub async fn heartbeats(client: Client, events: EventLog) {
     let nodes: Api<Node> = Api::all(client.clone());
     let leases: Api<Lease> = Api::namespaced(client.clone(), LEASE_NAMESPACE);
     let mut changes = watcher(nodes.clone(), watcher::Config::default())
@@ -67,9 +69,19 @@ pub async fn heartbeats(client: Client) {
         .applied_objects()
         .boxed();
     let mut tick = tokio::time::interval(LEASE_RENEWAL);
+    // Whether each node seen was unschedulable, for the events of a change.
+    let mut seen: HashMap<String, bool> = HashMap::new();
     loop {
         tokio::select! {
-            Some(Ok(node)) = changes.next() => post_status(&nodes, &node).await,
+            Some(Ok(node)) = changes.next() => {
+                let ready_posted = post_status(&nodes, &node).await;
+                let unschedulable = node.spec.as_ref().and_then(|s| s.unschedulable) == Some(true);
+                let before = seen.insert(node.name_any(), unschedulable);
+                for (component, note) in node_events(&node.name_any(), before, unschedulable, ready_posted) {
+                    let source = EventSource { component: Some(component.into()), host: Some(node.name_any()) };
+                    events.record(&source, &node_reference(&node.name_any()), &note);
+                }
+            }
             _ = tick.tick() => {
                 let Ok(list) = nodes.list(&Default::default()).await else { continue };
                 for node in &list.items {
@@ -81,15 +93,60 @@ pub async fn heartbeats(client: Client) {
     }
 }
 
+/// The events of a node `name` now (un)schedulable, seen before as `before` (`None`: first
+/// seen since start), whose heartbeat just made it ready (`ready_posted`): as a kubelet
+/// starting records `Starting` and the node controller `RegisteredNode`; a kubelet records
+/// `NodeReady` when it posts the node ready, and `NodeNotSchedulable` or `NodeSchedulable`
+/// when the node is cordoned or uncordoned.
+fn node_events(
+    name: &str,
+    before: Option<bool>,
+    unschedulable: bool,
+    ready_posted: bool,
+) -> Vec<(&'static str, EventNote)> {
+    let mut events = Vec::new();
+    let status = |state: &str| format!("Node {name} status is now: {state}");
+    if before.is_none() {
+        events.push(("kubelet", EventNote::normal("Starting", "Starting kubelet.")));
+        let registered = format!("Node {name} event: Registered Node {name} in Controller");
+        events.push(("node-controller", EventNote::normal("RegisteredNode", registered)));
+    }
+    if ready_posted {
+        events.push(("kubelet", EventNote::normal("NodeReady", status("NodeReady"))));
+    }
+    if before.is_some_and(|was| was != unschedulable) {
+        let state = if unschedulable { "NodeNotSchedulable" } else { "NodeSchedulable" };
+        events.push(("kubelet", EventNote::normal(state, status(state))));
+    }
+    events
+}
+
+/// The reference a kubelet's node events carry: the node, its name as uid.
+fn node_reference(name: &str) -> ObjectReference {
+    ObjectReference {
+        kind: Some("Node".into()),
+        name: Some(name.into()),
+        uid: Some(name.into()),
+        ..ObjectReference::default()
+    }
+}
+
 /// Posts the node's conditions (and capacity it lacks) when they are missing, not ready or
-/// stale.
-async fn post_status(api: &Api<Node>, node: &Node) {
-    let Some(status) = heartbeat(node, Timestamp::now()) else { return };
+/// stale; whether that made a node that was not ready ready.
+async fn post_status(api: &Api<Node>, node: &Node) -> bool {
+    let Some(status) = heartbeat(node, Timestamp::now()) else { return false };
+    let was_ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
     let patch = json!({ "status": status });
-    if let Err(error) =
-        api.patch_status(&node.name_any(), &PatchParams::default(), &Patch::Merge(patch)).await
-    {
-        tracing::debug!(node = %node.name_any(), %error, "posting a node's status failed");
+    match api.patch_status(&node.name_any(), &PatchParams::default(), &Patch::Merge(patch)).await {
+        Ok(_) => !was_ready,
+        Err(error) => {
+            tracing::debug!(node = %node.name_any(), %error, "posting a node's status failed");
+            false
+        }
     }
 }
 
@@ -150,6 +207,28 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
     use super::*;
+
+    fn reasons(events: &[(&str, EventNote)]) -> Vec<String> {
+        events.iter().map(|(component, e)| format!("{component}/{}", e.reason)).collect()
+    }
+
+    #[test]
+    fn a_node_s_events_tell_its_start_readiness_and_cordoning() {
+        let first = node_events("n1", None, false, true);
+        assert_eq!(
+            reasons(&first),
+            ["kubelet/Starting", "node-controller/RegisteredNode", "kubelet/NodeReady"]
+        );
+        assert_eq!(first[2].1.note, "Node n1 status is now: NodeReady");
+        let cordoned = node_events("n1", Some(false), true, false);
+        assert_eq!(reasons(&cordoned), ["kubelet/NodeNotSchedulable"]);
+        assert_eq!(cordoned[0].1.note, "Node n1 status is now: NodeNotSchedulable");
+        assert_eq!(
+            reasons(&node_events("n1", Some(true), false, false)),
+            ["kubelet/NodeSchedulable"]
+        );
+        assert!(node_events("n1", Some(true), true, false).is_empty(), "no change, no event");
+    }
 
     #[test]
     fn a_node_created_by_hand_gets_conditions_and_the_capacity_it_lacks() {
