@@ -1134,7 +1134,11 @@ fn a_statefulset_makes_ordered_pods_with_claims_and_rolls_from_the_top() {
     );
     // The headless Service's Endpoints list the pods, each with its hostname.
     eventually(30, "three ready endpoints", || {
-        k.jsonpath("endpoints", "db", "{.subsets[0].addresses[*].hostname}") == "db-0 db-1 db-2"
+        // Listed by address, as upstream lists them: compared in name order.
+        let hosts = k.jsonpath("endpoints", "db", "{.subsets[0].addresses[*].hostname}");
+        let mut hosts: Vec<&str> = hosts.split_whitespace().collect();
+        hosts.sort();
+        hosts == ["db-0", "db-1", "db-2"]
     });
     assert_eq!(k.jsonpath("endpoints", "db", "{.subsets[0].ports[0].port}"), "5432");
     let pod_ip = k.jsonpath("pod", "db-0", "{.status.podIP}");

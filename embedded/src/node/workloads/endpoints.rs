@@ -83,9 +83,12 @@ pub fn plan_endpoints(service: &Service, pods: &[Pod]) -> Option<Endpoints> {
         .map(|group| {
             let (ready, not_ready): (Vec<_>, Vec<_>) =
                 group.pods.iter().partition(|(_, _, ready)| *ready);
+            // In upstream's order: by address (as text), then by pod uid.
             let addresses = |pods: Vec<&(&Pod, &str, bool)>| {
-                let list: Vec<EndpointAddress> =
+                let mut list: Vec<EndpointAddress> =
                     pods.into_iter().map(|(pod, ip, _)| address(pod, ip)).collect();
+                let uid = |a: &EndpointAddress| a.target_ref.as_ref().and_then(|r| r.uid.clone());
+                list.sort_by(|a, b| (&a.ip, uid(a)).cmp(&(&b.ip, uid(b))));
                 (!list.is_empty()).then_some(list)
             };
             EndpointSubset {
@@ -305,6 +308,15 @@ mod tests {
         );
         let target = subsets[0].addresses.as_ref().unwrap()[0].target_ref.clone().unwrap();
         assert_eq!(target.name.as_deref(), Some("a"));
+
+        // Addresses come in upstream's order whatever the pods' order.
+        let pods = [
+            pod("z", Some("10.244.0.3"), true, "web"),
+            pod("y", Some("10.244.0.12"), true, "web"),
+            pod("x", Some("10.244.0.2"), true, "web"),
+        ];
+        let subsets = plan_endpoints(&service, &pods).unwrap().subsets.unwrap();
+        assert_eq!(ips(&subsets[0].addresses), ["10.244.0.12", "10.244.0.2", "10.244.0.3"]);
     }
 
     #[test]
