@@ -73,7 +73,7 @@ pub fn plan_history(
     plan
 }
 
-/// The pod template a revision holds (without the empty `resources` [`go_encoded`] wrote).
+/// The pod template a revision holds (without the empty `resources` `go_encoded` wrote).
 pub fn template_of(revision: &ControllerRevision) -> Option<PodTemplateSpec> {
     let mut template = revision.data.as_ref()?.0.pointer("/spec/template")?.clone();
     template.as_object_mut()?.remove("$patch");
