@@ -9,6 +9,7 @@ mod builtin_kinds;
 mod cli;
 mod clinical;
 mod crash;
+mod explain;
 mod kubectl;
 mod kubelet_status;
 mod node;

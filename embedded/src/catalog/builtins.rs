@@ -107,8 +107,8 @@ impl ResourceInfo {
         version.clone_into(&mut self.version);
         self
     }
-    fn with_schema(mut self, generate: fn() -> std::sync::Arc<serde_json::Value>) -> Self {
-        self.schema = Schema::Builtin(generate);
+    fn with_schema(mut self, generators: fn() -> super::BuiltinSchema) -> Self {
+        self.schema = Schema::Builtin(generators());
         self
     }
 }

@@ -15,7 +15,8 @@ mod schemas;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub(crate) use schemas::{object_meta_schema, schema_for};
+pub use schemas::{BuiltinSchema, Referenced};
+pub(crate) use schemas::{object_meta_schema, referenced_schema_for, schema_for};
 
 /// Verbs of a fully writable resource, in the order kube-apiserver lists them
 /// for built-ins.
@@ -40,17 +41,26 @@ pub enum Schema {
     None,
     /// A CRD version's schema.
     Custom(Arc<serde_json::Value>),
-    /// A built-in kind's schema, from its generator.
-    Builtin(fn() -> Arc<serde_json::Value>),
+    /// A built-in kind's schema, from its generators.
+    Builtin(BuiltinSchema),
 }
 
 impl Schema {
-    /// The schema, generating a built-in one on first use.
+    /// The self-contained schema, generating a built-in one on first use.
     pub fn get(&self) -> Option<Arc<serde_json::Value>> {
         match self {
             Schema::None => None,
             Schema::Custom(schema) => Some(schema.clone()),
-            Schema::Builtin(generate) => Some(generate()),
+            Schema::Builtin(generate) => Some((generate.inlined)()),
+        }
+    }
+
+    /// A built-in kind's schema with references to the named schemas of its fields' types, as
+    /// the OpenAPI v3 documents serve it (generated on each call).
+    pub fn referenced(&self) -> Option<Referenced> {
+        match self {
+            Schema::Builtin(generate) => Some((generate.referenced)()),
+            Schema::None | Schema::Custom(_) => None,
         }
     }
 }
@@ -70,7 +80,10 @@ impl PartialEq for Schema {
         match (self, other) {
             (Schema::None, Schema::None) => true,
             (Schema::Custom(a), Schema::Custom(b)) => a == b,
-            (Schema::Builtin(a), Schema::Builtin(b)) => std::ptr::fn_addr_eq(*a, *b),
+            (Schema::Builtin(a), Schema::Builtin(b)) => {
+                std::ptr::fn_addr_eq(a.inlined, b.inlined)
+                    && std::ptr::fn_addr_eq(a.referenced, b.referenced)
+            }
             _ => false,
         }
     }
@@ -103,7 +116,8 @@ pub struct ResourceInfo {
     pub subresources: Vec<Subresource>,
     /// Printer columns after the leading `Name` column (see `table`).
     pub printer_columns: Vec<PrinterColumn>,
-    /// OpenAPI v3 schema of the whole object, self-contained (no `$ref`): see [`Schema`].
+    /// OpenAPI v3 schema of the whole object, self-contained (no `$ref`) as validation reads
+    /// it: see [`Schema`].
     pub schema: Schema,
     /// Built-in kind: strategic merge patch is allowed.
     pub builtin: bool,

@@ -9,9 +9,31 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
-/// [`schema_for`] of `T`, generated once per process and shared: the generator of a built-in
-/// kind's [`super::Schema::Builtin`].
-pub(crate) fn builtin_schema<T: JsonSchema + 'static>() -> Arc<Value> {
+/// A built-in kind's schema generators: the [`super::Schema::Builtin`] of its kind.
+#[derive(Clone, Copy)]
+pub struct BuiltinSchema {
+    /// The kind's self-contained schema (`schema_for`), generated once per process and shared.
+    pub inlined: fn() -> Arc<Value>,
+    /// The kind's schema with references (`referenced_schema_for`), generated on each call.
+    pub referenced: fn() -> Referenced,
+}
+
+/// A schema that refers to named definitions (`#/components/schemas/<name>`), and every
+/// definition it reaches, by name.
+pub struct Referenced {
+    /// The schema.
+    pub schema: Value,
+    /// The definitions it reaches.
+    pub definitions: Map<String, Value>,
+}
+
+/// The schema generators of `T`.
+pub(crate) fn builtin_schema<T: JsonSchema + 'static>() -> BuiltinSchema {
+    BuiltinSchema { inlined: shared_schema::<T>, referenced: referenced_schema_for::<T> }
+}
+
+/// [`schema_for`] of `T`, generated once per process and shared.
+fn shared_schema<T: JsonSchema + 'static>() -> Arc<Value> {
     static CACHE: OnceLock<Mutex<HashMap<TypeId, Arc<Value>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Mutex::default);
     let key = TypeId::of::<T>();
@@ -23,27 +45,51 @@ pub(crate) fn builtin_schema<T: JsonSchema + 'static>() -> Arc<Value> {
     cache.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(schema).clone()
 }
 
+/// The root schema of `T` and its definitions (k8s-openapi names them as upstream does:
+/// `io.k8s.api.core.v1.PodSpec`), without `$schema`.
+fn generate<T: JsonSchema>(inline_subschemas: bool) -> (Value, Map<String, Value>) {
+    let settings = SchemaSettings::openapi3().with(|s| {
+        s.inline_subschemas = inline_subschemas;
+        s.meta_schema = None;
+    });
+    let mut generator = settings.into_generator();
+    let mut value = generator.root_schema_for::<T>().to_value();
+    // The root carries a copy of the definitions that the transforms (`allOf` around a `$ref`
+    // with siblings, …) did not reach; they are taken transformed instead.
+    value.as_object_mut().map(|o| o.remove("components"));
+    let definitions = generator.take_definitions(true);
+    (value, definitions)
+}
+
 /// A self-contained OpenAPI v3 schema of `T`: subschemas inlined, no
 /// `$schema`, recursive references (only `JSONSchemaProps` has them) and objects
 /// that declare no fields marked `x-kubernetes-preserve-unknown-fields`, and kubectl's
 /// strategic-merge metadata (`x-kubernetes-patch-strategy`,
 /// `x-kubernetes-patch-merge-key`) added on the well-known lists.
 pub(crate) fn schema_for<T: JsonSchema>() -> Value {
-    let settings = SchemaSettings::openapi3().with(|s| {
-        s.inline_subschemas = true;
-        s.meta_schema = None;
-    });
-    let mut value = settings.into_generator().into_root_schema_for::<T>().to_value();
-    let definitions = match value.as_object_mut().and_then(|o| o.remove("components")) {
-        Some(Value::Object(mut components)) => match components.remove("schemas") {
-            Some(Value::Object(defs)) => defs,
-            _ => Map::new(),
-        },
-        _ => Map::new(),
-    };
+    let (mut value, definitions) = generate::<T>(true);
     replace_refs(&mut value, &definitions);
-    preserve_open_objects(&mut value);
-    annotate_patch_strategies(&mut value);
+    finish(&mut value, &Map::new());
+    value
+}
+
+/// `T`'s schema as upstream's OpenAPI documents have it: fields of named types refer to their
+/// definitions (`{"allOf": [{"$ref": …}], "description": …}`), each finished as [`schema_for`]
+/// finishes its schema.
+pub(crate) fn referenced_schema_for<T: JsonSchema>() -> Referenced {
+    let (mut schema, mut definitions) = generate::<T>(false);
+    // The patch strategies of a definition's fields depend on the definitions they refer to.
+    let unfinished = definitions.clone();
+    finish(&mut schema, &unfinished);
+    definitions.values_mut().for_each(|definition| finish(definition, &unfinished));
+    Referenced { schema, definitions }
+}
+
+/// What [`schema_for`] and [`referenced_schema_for`] add to a generated schema, `definitions`
+/// resolving its references.
+fn finish(value: &mut Value, definitions: &Map<String, Value>) {
+    preserve_open_objects(value);
+    annotate_patch_strategies(value, definitions);
     // A kind's `metadata` is a plain field in Rust, so schemars requires it; upstream's schemas
     // do not (`kubectl explain` marks it `-required-` otherwise).
     if let Some(required) = value.get_mut("required").and_then(Value::as_array_mut) {
@@ -52,7 +98,6 @@ pub(crate) fn schema_for<T: JsonSchema>() -> Value {
             value.as_object_mut().map(|o| o.remove("required"));
         }
     }
-    value
 }
 
 /// Marks objects that declare no fields (`RawExtension`, `FieldsV1`) as keeping whatever they
@@ -104,6 +149,17 @@ fn replace_refs(value: &mut Value, definitions: &Map<String, Value>) {
     }
 }
 
+/// `schema`, or the definition it refers to (`{"$ref": …}` or `{"allOf": [{"$ref": …}], …}`).
+fn resolve<'a>(schema: &'a Value, definitions: &'a Map<String, Value>) -> &'a Value {
+    let reference = schema
+        .get("$ref")
+        .or_else(|| schema.get("allOf").and_then(|all| all.get(0)).and_then(|s| s.get("$ref")))
+        .and_then(Value::as_str);
+    reference
+        .and_then(|r| definitions.get(r.rsplit('/').next().unwrap_or_default()))
+        .unwrap_or(schema)
+}
+
 /// Patch strategy of a list property, recognised by its name and item shape
 /// (mirrors the `patchStrategy`/`patchMergeKey` tags of k8s.io/api).
 fn list_strategy(name: &str, items: &Value) -> Option<(&'static str, Option<&'static str>)> {
@@ -133,17 +189,17 @@ fn list_strategy(name: &str, items: &Value) -> Option<(&'static str, Option<&'st
     Some(strategy)
 }
 
-fn annotate_patch_strategies(value: &mut Value) {
+fn annotate_patch_strategies(value: &mut Value, definitions: &Map<String, Value>) {
     match value {
         Value::Object(map) => {
             if let Some(Value::Object(props)) = map.get_mut("properties") {
                 for (name, prop) in props.iter_mut() {
-                    let Some(obj) = prop.as_object_mut() else { continue };
-                    let is_array = obj.get("type").and_then(Value::as_str) == Some("array");
-                    let strategy = match obj.get("items") {
-                        Some(items) if is_array => list_strategy(name, items),
+                    let target = resolve(prop, definitions);
+                    let is_array = target.get("type").and_then(Value::as_str) == Some("array");
+                    let strategy = match target.get("items") {
+                        Some(items) if is_array => list_strategy(name, resolve(items, definitions)),
                         _ if name == "strategy"
-                            && obj
+                            && target
                                 .get("properties")
                                 .and_then(|p| p.get("rollingUpdate"))
                                 .is_some() =>
@@ -152,6 +208,7 @@ fn annotate_patch_strategies(value: &mut Value) {
                         }
                         _ => None,
                     };
+                    let Some(obj) = prop.as_object_mut() else { continue };
                     if let Some((strategy, key)) = strategy {
                         obj.insert("x-kubernetes-patch-strategy".into(), json!(strategy));
                         if let Some(key) = key {
@@ -160,9 +217,11 @@ fn annotate_patch_strategies(value: &mut Value) {
                     }
                 }
             }
-            map.values_mut().for_each(annotate_patch_strategies);
+            map.values_mut().for_each(|v| annotate_patch_strategies(v, definitions));
         }
-        Value::Array(items) => items.iter_mut().for_each(annotate_patch_strategies),
+        Value::Array(items) => {
+            items.iter_mut().for_each(|v| annotate_patch_strategies(v, definitions))
+        }
         _ => {}
     }
 }

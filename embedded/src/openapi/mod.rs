@@ -15,10 +15,12 @@ use std::sync::Arc;
 use std::sync::OnceLock;
 
 use k8s_openapi::api::autoscaling::v1::Scale;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, ListMeta, Status};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, ListMeta, ObjectMeta, Status};
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{ResourceInfo, object_meta_schema, schema_for};
+use crate::catalog::{
+    Referenced, ResourceInfo, object_meta_schema, referenced_schema_for, schema_for,
+};
 use crate::discovery::groups;
 
 mod gnostic;
@@ -95,6 +97,12 @@ fn gvk_extension(group: &str, version: &str, kind: &str) -> Value {
     json!([{"group": group, "version": version, "kind": kind}])
 }
 
+/// The Patch request body's schema.
+fn patch_schema() -> Value {
+    json!({"type": "object", "description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body."})
+}
+
+/// The self-contained schemas every document refers to, for [`v2`].
 fn common_schemas() -> &'static Map<String, Value> {
     static CACHE: OnceLock<Map<String, Value>> = OnceLock::new();
     CACHE.get_or_init(|| {
@@ -103,10 +111,7 @@ fn common_schemas() -> &'static Map<String, Value> {
         map.insert(format!("{META}.ListMeta"), schema_for::<ListMeta>());
         map.insert(format!("{META}.Status"), schema_for::<Status>());
         map.insert(format!("{META}.DeleteOptions"), schema_for::<DeleteOptions>());
-        map.insert(
-            format!("{META}.Patch"),
-            json!({"type": "object", "description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body."}),
-        );
+        map.insert(format!("{META}.Patch"), patch_schema());
         let mut scale = schema_for::<Scale>();
         scale["x-kubernetes-group-version-kind"] = gvk_extension("autoscaling", "v1", "Scale");
         map.insert(SCALE.to_owned(), scale);
@@ -125,13 +130,11 @@ fn type_meta_properties(properties: &mut Map<String, Value>) {
     );
 }
 
-/// The kind's schema: the built-in one as is, or a CRD's with
-/// `apiVersion`/`kind`/`metadata` (an ObjectMeta reference) filled in.
-fn kind_schema(info: &ResourceInfo) -> Value {
-    let mut schema =
-        info.schema.get().map(|s| Value::clone(&s)).unwrap_or_else(
-            || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
-        );
+/// The kind's schema from `schema` (its own, in either form): the built-in one as is, or a CRD's
+/// with `apiVersion`/`kind`/`metadata` (an ObjectMeta reference) filled in.
+fn kind_schema(info: &ResourceInfo, schema: Option<Value>) -> Value {
+    let mut schema = schema
+        .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
     if let (false, Value::Object(map)) = (info.builtin, &mut schema) {
         map.entry("type").or_insert_with(|| json!("object"));
         let properties = map.entry("properties").or_insert_with(|| json!({}));
@@ -168,23 +171,54 @@ fn list_schema(info: &ResourceInfo) -> Value {
     })
 }
 
-/// The component schemas of `resources`: each kind, its list, and the shared meta types they
-/// refer to.
-fn schemas<'a>(resources: impl Iterator<Item = &'a ResourceInfo>) -> Map<String, Value> {
-    named_schemas(resources).collect()
-}
-
-/// [`schemas`] one by one, each built only when it is reached.
+/// The self-contained definitions of `resources` for [`v2`]: each kind, its list, and the shared
+/// meta types they refer to, each built when it is reached.
 fn named_schemas<'a>(
     resources: impl Iterator<Item = &'a ResourceInfo>,
 ) -> impl Iterator<Item = (String, Value)> {
     let common = common_schemas().iter().map(|(name, schema)| (name.clone(), schema.clone()));
     common.chain(resources.flat_map(|info| {
+        let schema = info.schema.get().map(|s| Value::clone(&s));
         [
-            (schema_name(info), kind_schema(info)),
+            (schema_name(info), kind_schema(info, schema)),
             (format!("{}List", schema_name(info)), list_schema(info)),
         ]
     }))
+}
+
+/// The component schemas of `resources` as upstream has them: each kind, its list, the shared meta
+/// types, and every named schema the built-in kinds refer to (custom resources' schemas are
+/// self-contained but for their ObjectMeta).
+fn components(resources: &[&ResourceInfo]) -> Map<String, Value> {
+    let mut components = Map::new();
+    // Definitions of the same name are the same; a kind or list replaces one.
+    let mut add = |name: String, schema: Value, definitions: Map<String, Value>| {
+        for (name, definition) in definitions {
+            components.entry(name).or_insert(definition);
+        }
+        components.insert(name, schema);
+    };
+    for (name, referenced) in [
+        ("ObjectMeta", referenced_schema_for::<ObjectMeta>()),
+        ("ListMeta", referenced_schema_for::<ListMeta>()),
+        ("Status", referenced_schema_for::<Status>()),
+        ("DeleteOptions", referenced_schema_for::<DeleteOptions>()),
+    ] {
+        add(format!("{META}.{name}"), referenced.schema, referenced.definitions);
+    }
+    add(format!("{META}.Patch"), patch_schema(), Map::new());
+    let Referenced { mut schema, definitions } = referenced_schema_for::<Scale>();
+    schema["x-kubernetes-group-version-kind"] = gvk_extension("autoscaling", "v1", "Scale");
+    add(SCALE.to_owned(), schema, definitions);
+    for info in resources {
+        let (schema, definitions) = match info.schema.referenced() {
+            Some(Referenced { schema, definitions }) => (Some(schema), definitions),
+            None => (info.schema.get().map(|s| Value::clone(&s)), Map::new()),
+        };
+        add(schema_name(info), kind_schema(info, schema), definitions);
+        add(format!("{}List", schema_name(info)), list_schema(info), Map::new());
+    }
+    components
 }
 
 /// The OpenAPI 3.0 document of one group-version (`group` `""` = core), or
@@ -196,7 +230,7 @@ pub fn document(infos: &[Arc<ResourceInfo>], group: &str, version: &str) -> Opti
         return None;
     }
     resources.sort_by(|a, b| a.resource.cmp(&b.resource));
-    let schemas = schemas(resources.iter().copied());
+    let schemas = components(&resources);
     let mut paths = Map::new();
     for info in resources {
         paths::add_paths(&mut paths, info);

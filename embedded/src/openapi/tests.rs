@@ -245,3 +245,86 @@ fn crd_without_schema_still_documents_metadata() {
     assert_eq!(md["x-kubernetes-preserve-unknown-fields"], true);
     assert!(md["properties"]["metadata"]["allOf"].is_array());
 }
+
+/// The component a property refers to, as upstream writes it (`allOf: [{$ref}]` beside the
+/// property's description) or bare.
+fn referenced_name(property: &Value) -> &str {
+    let reference = property["allOf"][0]["$ref"].as_str().or(property["$ref"].as_str());
+    reference.and_then(|r| r.strip_prefix("#/components/schemas/")).unwrap_or_default()
+}
+
+#[test]
+fn builtin_kinds_refer_to_named_schemas_like_upstream() {
+    let infos = catalog();
+    let core = document(&infos, "", "v1").unwrap();
+    let schemas = core["components"]["schemas"].as_object().unwrap();
+    let pod = &schemas["io.k8s.api.core.v1.Pod"];
+    assert_eq!(referenced_name(&pod["properties"]["spec"]), "io.k8s.api.core.v1.PodSpec");
+    assert!(pod["properties"]["spec"]["description"].is_string());
+    assert_eq!(referenced_name(&pod["properties"]["metadata"]), format!("{META}.ObjectMeta"));
+    assert!(pod.get("required").is_none(), "metadata is not required");
+    assert_eq!(pod["x-kubernetes-group-version-kind"][0]["kind"], "Pod");
+    let pod_spec = &schemas["io.k8s.api.core.v1.PodSpec"];
+    let containers = &pod_spec["properties"]["containers"];
+    assert_eq!(containers["items"]["$ref"], "#/components/schemas/io.k8s.api.core.v1.Container");
+    assert_eq!(containers["x-kubernetes-patch-strategy"], "merge");
+    assert_eq!(containers["x-kubernetes-patch-merge-key"], "name");
+    assert_eq!(
+        pod_spec["properties"]["volumes"]["x-kubernetes-patch-strategy"],
+        "merge,retainKeys"
+    );
+    let resources = &schemas["io.k8s.api.core.v1.Container"]["properties"]["resources"];
+    assert_eq!(referenced_name(resources), "io.k8s.api.core.v1.ResourceRequirements");
+    let limits = &schemas["io.k8s.api.core.v1.ResourceRequirements"]["properties"]["limits"];
+    assert_eq!(
+        referenced_name(&limits["additionalProperties"]),
+        "io.k8s.apimachinery.pkg.api.resource.Quantity"
+    );
+    let created = &schemas[&format!("{META}.ObjectMeta")]["properties"]["creationTimestamp"];
+    assert_eq!(referenced_name(created), format!("{META}.Time"));
+    assert_eq!(schemas[&format!("{META}.Time")]["format"], "date-time");
+    assert_eq!(schemas[&format!("{META}.FieldsV1")]["x-kubernetes-preserve-unknown-fields"], true);
+    let quantity = &schemas["io.k8s.apimachinery.pkg.api.resource.Quantity"];
+    assert_eq!(quantity["x-kubernetes-int-or-string"], true);
+
+    let apps = document(&infos, "apps", "v1").unwrap();
+    let schemas = apps["components"]["schemas"].as_object().unwrap();
+    let strategy = &schemas["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]["strategy"];
+    assert_eq!(referenced_name(strategy), "io.k8s.api.apps.v1.DeploymentStrategy");
+    assert_eq!(strategy["x-kubernetes-patch-strategy"], "retainKeys");
+    let max_surge =
+        &schemas["io.k8s.api.apps.v1.RollingUpdateDeployment"]["properties"]["maxSurge"];
+    assert_eq!(referenced_name(max_surge), "io.k8s.apimachinery.pkg.util.intstr.IntOrString");
+    assert_eq!(
+        schemas["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]["x-kubernetes-int-or-string"],
+        true
+    );
+    assert_eq!(
+        schemas["io.k8s.apimachinery.pkg.runtime.RawExtension"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
+
+    // The catalog's schemas, which validation reads, stay self-contained.
+    let pod = infos.iter().find(|i| i.kind == "Pod").unwrap().schema.get().unwrap();
+    assert_eq!(pod["properties"]["spec"]["type"], "object");
+}
+
+#[test]
+fn every_reference_resolves_in_its_own_document() {
+    let infos = catalog();
+    for group in groups(&infos) {
+        for (version, _) in &group.versions {
+            let doc = document(&infos, group.name, version).unwrap();
+            let mut refs = Vec::new();
+            collect_refs(&doc, &mut refs);
+            for r in refs {
+                let name = r.strip_prefix("#/components/schemas/").unwrap_or_else(|| panic!("{r}"));
+                assert!(
+                    doc["components"]["schemas"].get(name).is_some(),
+                    "{}/{version}: dangling {r}",
+                    group.name
+                );
+            }
+        }
+    }
+}

@@ -8,8 +8,10 @@
 //! clients get JSON.
 //!
 //! Only `definitions` are served: every current client reads the operations from OpenAPI v3. They
-//! are the v3 component schemas, rewritten into what kube-openapi's v2 parser accepts (a
-//! definition it cannot parse fails kubectl's whole validation) and into what kube-apiserver
+//! are the v3 documents' kinds, lists and meta types in their self-contained form (the catalog's
+//! schemas, without the named types the v3 documents refer to), rewritten into what
+//! kube-openapi's v2 parser accepts (a definition it cannot parse fails kubectl's whole
+//! validation) and into what kube-apiserver
 //! publishes for custom resources in v2:
 //!
 //! - `$ref`s point into `#/definitions/`, and v3's `allOf: [{$ref}]` wrapper becomes a plain
