@@ -67,10 +67,9 @@ pub(crate) fn admit_pod(store: &Store, pod: &mut Value) -> ApiResult<()> {
     };
     let value = class.as_ref().and_then(|c| c.get("value")).and_then(Value::as_i64).unwrap_or(0);
     let given = pod.pointer("/spec/priority").and_then(Value::as_i64);
-    if given.is_some_and(|given| given != value) {
+    if let Some(given) = given.filter(|given| *given != value) {
         let detail = format!(
-            "the integer value of priority ({}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name",
-            given.unwrap_or_default()
+            "the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name"
         );
         return Err(refusal(pod, &detail));
     }
