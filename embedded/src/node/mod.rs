@@ -13,6 +13,7 @@
 pub mod config;
 mod events;
 mod kubelet;
+mod lifecycle;
 mod pod_gc;
 mod pod_status;
 pub mod pods;
@@ -98,11 +99,11 @@ pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, ku
             Recorder::new(client.clone(), reporter("default-scheduler")),
         )),
     ];
-    tasks.push(tokio::spawn(taint_eviction::run(
+    tasks.push(tokio::spawn(lifecycle::run(
         client.clone(),
         events::EventLog::start(client.clone()),
+        options.missing_node_grace,
     )));
-    tasks.push(tokio::spawn(pod_gc::run(client.clone(), options.missing_node_grace)));
     tasks.extend(workloads::spawn(Arc::new(workloads::Context {
         client: client.clone(),
         events: events::EventLog::start(client.clone()),

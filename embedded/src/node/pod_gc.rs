@@ -8,7 +8,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt, stream};
 use k8s_openapi::api::core::v1::{Node, Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
@@ -18,7 +17,7 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
 use super::pod_status;
-use super::pods::{cache_all, is_terminal, node_name};
+use super::pods::{is_terminal, node_name};
 
 /// What a pass decided: the pods to collect now, and when the next one is due.
 #[derive(Debug, Default, PartialEq)]
@@ -62,28 +61,8 @@ pub(crate) fn plan(
     plan
 }
 
-/// Runs the collector until the task is aborted.
-pub async fn run(client: Client, quarantine: Duration) {
-    let (pods, pod_events) = cache_all::<Pod>(&client);
-    let (nodes, node_events) = cache_all::<Node>(&client);
-    let mut changes = stream::select(pod_events, node_events);
-    let mut orphaned = HashMap::new();
-    let mut next: Option<Timestamp> = None;
-    loop {
-        let wait = next.map(|at| at.duration_since(Timestamp::now()).unsigned_abs());
-        tokio::select! {
-            change = changes.next() => if change.is_none() { return },
-            _ = tokio::time::sleep(wait.unwrap_or_default()), if wait.is_some() => {}
-        }
-        // Let a burst of changes land, then decide once.
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        while let Some(Some(())) = changes.next().now_or_never() {}
-        next = pass(&client, &pods, &nodes, &mut orphaned, quarantine).await;
-    }
-}
-
 /// One pass: collects the pods whose quarantine is over and says when to look again.
-async fn pass(
+pub(super) async fn pass(
     client: &Client,
     pods: &Store<Pod>,
     nodes: &Store<Node>,

@@ -6,9 +6,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::{FutureExt, StreamExt, stream};
 use k8s_openapi::api::core::v1::{EventSource, Node, Pod, Taint};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{DeleteParams, Preconditions};
@@ -16,11 +14,11 @@ use kube::runtime::reflector::Store;
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::events::{EventLog, EventNote};
-use super::pods::{cache_all, is_deleting, is_terminal, node_name};
+use super::pods::{is_deleting, is_terminal, node_name};
 use super::scheduler::toleration_matches;
 
 /// A `NoExecute` taint of a node, by node name, key and value.
-type TaintId = (String, String, String);
+pub(super) type TaintId = (String, String, String);
 
 /// What a pass decided: the pods to delete now, and when the next one is due.
 #[derive(Debug, Default, PartialEq)]
@@ -106,29 +104,9 @@ fn untimed_taints(nodes: &[Arc<Node>]) -> Vec<TaintId> {
         .collect()
 }
 
-/// Runs the controller until the task is aborted.
-pub async fn run(client: Client, events: EventLog) {
-    let (pods, pod_events) = cache_all::<Pod>(&client);
-    let (nodes, node_events) = cache_all::<Node>(&client);
-    let mut changes = stream::select(pod_events, node_events);
-    let mut since: HashMap<TaintId, Timestamp> = HashMap::new();
-    let mut next: Option<Timestamp> = None;
-    loop {
-        let wait = next.map(|at| at.duration_since(Timestamp::now()).unsigned_abs());
-        tokio::select! {
-            change = changes.next() => if change.is_none() { return },
-            _ = tokio::time::sleep(wait.unwrap_or_default()), if wait.is_some() => {}
-        }
-        // Let a burst of changes land, then decide once.
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        while let Some(Some(())) = changes.next().now_or_never() {}
-        next = pass(&client, &events, &pods, &nodes, &mut since).await;
-    }
-}
-
 /// One pass: notes new untimed taints, evicts the pods that are due, and says when to look
 /// again.
-async fn pass(
+pub(super) async fn pass(
     client: &Client,
     events: &EventLog,
     pods: &Store<Pod>,
