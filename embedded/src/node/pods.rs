@@ -147,27 +147,39 @@ pub fn pod_from_template(
     }
 }
 
+/// Whether a container's `resources` are set but empty, which Go's types cannot tell from unset.
+fn has_empty_resources(container: &Container) -> bool {
+    container.resources.as_ref().is_some_and(|r| *r == Default::default())
+}
+
+/// Unsets the empty `resources` of a template's containers and init containers.
+pub fn drop_empty_resources(template: &mut PodTemplateSpec) {
+    if let Some(spec) = template.spec.as_mut() {
+        let init = spec.init_containers.iter_mut().flatten();
+        for container in spec.containers.iter_mut().chain(init) {
+            if has_empty_resources(container) {
+                container.resources = None;
+            }
+        }
+    }
+}
+
 /// A short stable hash of a pod template, as `pod-template-hash` and
 /// `controller-revision-hash` labels carry: the same template always gives the same value,
 /// across restarts and Rust versions.
 pub fn template_hash(template: &PodTemplateSpec) -> String {
     // Empty `resources` are no resources, as in Go's types: a template rolled back from a
     // revision (which Go's encoding gives them) is the template it was.
-    let empty = |c: &Container| c.resources.as_ref().is_some_and(|r| *r == Default::default());
-    let bytes = match template.spec.as_ref() {
-        Some(spec)
-            if spec.containers.iter().chain(spec.init_containers.iter().flatten()).any(empty) =>
-        {
-            let mut template = template.clone();
-            if let Some(spec) = template.spec.as_mut() {
-                let init = spec.init_containers.iter_mut().flatten();
-                for container in spec.containers.iter_mut().chain(init).filter(|c| empty(c)) {
-                    container.resources = None;
-                }
-            }
-            serde_json::to_vec(&template)
-        }
-        _ => serde_json::to_vec(template),
+    let containers = template
+        .spec
+        .iter()
+        .flat_map(|s| s.containers.iter().chain(s.init_containers.iter().flatten()));
+    let bytes = if containers.clone().any(has_empty_resources) {
+        let mut template = template.clone();
+        drop_empty_resources(&mut template);
+        serde_json::to_vec(&template)
+    } else {
+        serde_json::to_vec(template)
     };
     // FNV-1a over the canonical JSON (struct fields in declaration order, maps sorted): a few
     // lines, and std's hashers are not stable across releases.

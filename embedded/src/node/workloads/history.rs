@@ -78,14 +78,7 @@ pub fn template_of(revision: &ControllerRevision) -> Option<PodTemplateSpec> {
     let mut template = revision.data.as_ref()?.0.pointer("/spec/template")?.clone();
     template.as_object_mut()?.remove("$patch");
     let mut template: PodTemplateSpec = serde_json::from_value(template).ok()?;
-    if let Some(spec) = template.spec.as_mut() {
-        let init = spec.init_containers.iter_mut().flatten();
-        for container in spec.containers.iter_mut().chain(init) {
-            if container.resources.as_ref().is_some_and(|r| *r == Default::default()) {
-                container.resources = None;
-            }
-        }
-    }
+    pods::drop_empty_resources(&mut template);
     Some(template)
 }
 
