@@ -10,6 +10,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::errors::ApiError;
+use super::query::boolean;
 
 /// The media types upstream lists when it refuses an `Accept`.
 const ACCEPTED: &str = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
@@ -44,7 +45,7 @@ fn negotiate(accept: &str, watch: bool) -> Option<Media> {
 fn is_watch(request: &Request) -> bool {
     request.uri().query().is_some_and(|query| {
         form_urlencoded::parse(query.as_bytes())
-            .any(|(key, value)| key == "watch" && matches!(value.as_ref(), "true" | "1"))
+            .any(|(key, value)| key == "watch" && boolean(Some(&value)))
     })
 }
 

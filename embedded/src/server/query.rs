@@ -74,7 +74,8 @@ impl ContinueToken {
     }
 }
 
-fn boolean(value: Option<&String>) -> bool {
+/// A boolean query parameter as the API server reads one: `true` or `1`.
+pub(super) fn boolean(value: Option<&str>) -> bool {
     value.is_some_and(|v| v == "true" || v == "1")
 }
 
@@ -108,7 +109,7 @@ impl Query {
         };
         let dry_run = dry_run(params.get("dryRun").map(String::as_str))?;
         Ok(Self {
-            watch: boolean(params.get("watch")),
+            watch: boolean(params.get("watch").map(String::as_str)),
             labels,
             fields,
             resource_version: params.get("resourceVersion").cloned(),
@@ -120,11 +121,11 @@ impl Query {
                 .map(|c| ContinueToken::decode(c))
                 .transpose()?,
             timeout_seconds: number("timeoutSeconds")?,
-            allow_bookmarks: boolean(params.get("allowWatchBookmarks")),
+            allow_bookmarks: boolean(params.get("allowWatchBookmarks").map(String::as_str)),
             send_initial_events: params.get("sendInitialEvents").map(|v| v == "true"),
             dry_run,
             field_manager: params.get("fieldManager").cloned(),
-            force: boolean(params.get("force")),
+            force: boolean(params.get("force").map(String::as_str)),
             field_validation: FieldValidation::parse(
                 params.get("fieldValidation").map(String::as_str),
             )?,
