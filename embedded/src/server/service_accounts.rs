@@ -16,7 +16,8 @@ use super::write::create_missing;
 /// The account a pod runs as when it names none.
 pub const DEFAULT: &str = "default";
 
-fn service_accounts() -> &'static ResourceInfo {
+/// The built-in `serviceaccounts` resource.
+pub(super) fn service_accounts() -> &'static ResourceInfo {
     builtin_resource("", "serviceaccounts").expect("serviceaccounts are built in")
 }
 

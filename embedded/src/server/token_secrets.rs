@@ -12,17 +12,23 @@ use base64::Engine;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::catalog::builtin_resource;
+use crate::catalog::{ResourceInfo, builtin_resource};
 use crate::storage::{Entry, EventType, Store, StoreError, WriteOp};
 
 use super::objects::meta_str;
 use super::paths::{object_key, resource_prefix};
+use super::service_accounts::service_accounts;
 use super::tokens::{TokenKeys, secret_token};
 
 /// The Secret type whose data this fills.
 const TOKEN_TYPE: &str = "kubernetes.io/service-account-token";
 const ACCOUNT_NAME: &str = "kubernetes.io/service-account.name";
 const ACCOUNT_UID: &str = "kubernetes.io/service-account.uid";
+
+/// The built-in `secrets` resource.
+fn secrets() -> &'static ResourceInfo {
+    builtin_resource("", "secrets").expect("secrets are built in")
+}
 
 /// The account a Secret wants a token of, when it is a token Secret without one.
 fn wanted_account(secret: &Value) -> Option<&str> {
@@ -58,8 +64,9 @@ async fn fill(
 ) -> Result<(), StoreError> {
     let Some(name) = wanted_account(&entry.object) else { return Ok(()) };
     let namespace = meta_str(&entry.object, "namespace").unwrap_or_default();
-    let accounts = builtin_resource("", "serviceaccounts").expect("serviceaccounts are built in");
-    let Some(account) = store.get(&object_key(accounts, namespace, name)) else { return Ok(()) };
+    let Some(account) = store.get(&object_key(service_accounts(), namespace, name)) else {
+        return Ok(());
+    };
     let account_uid = meta_str(&account.object, "uid").unwrap_or_default();
     let secret = meta_str(&entry.object, "name").unwrap_or_default();
     let secret_uid = meta_str(&entry.object, "uid").unwrap_or_default();
@@ -82,8 +89,7 @@ async fn fill_all(
     ca_pem: &str,
     namespace: Option<&str>,
 ) -> Result<(), StoreError> {
-    let secrets = builtin_resource("", "secrets").expect("secrets are built in");
-    let prefix = resource_prefix(secrets);
+    let prefix = resource_prefix(secrets());
     let prefix = match namespace {
         Some(namespace) => [prefix.as_str(), namespace, "/"].concat(),
         None => prefix,
@@ -96,10 +102,7 @@ async fn fill_all(
 
 /// Fills token Secrets as they and their accounts come, until the store shuts down.
 pub(crate) fn spawn(store: Store, keys: TokenKeys, ca_pem: Arc<str>) -> JoinHandle<()> {
-    let secrets = resource_prefix(builtin_resource("", "secrets").expect("secrets are built in"));
-    let accounts = resource_prefix(
-        builtin_resource("", "serviceaccounts").expect("serviceaccounts are built in"),
-    );
+    let (secrets, accounts) = (resource_prefix(secrets()), resource_prefix(service_accounts()));
     tokio::spawn(async move {
         loop {
             let from = store.revision();
