@@ -380,12 +380,9 @@ async fn act(
                 finalizers(&object).into_iter().filter(|f| f != finalizer).collect();
             object["metadata"]["finalizers"] = json!(kept);
         }
+        // Its own `kubernetes` finalizer holds it (see `ready_to_remove`): written, not removed.
         Action::NamespaceConditions { conditions, .. } => {
-            // Its `kubernetes` finalizer holds it, though not among `metadata.finalizers`:
-            // written, never removed, here.
             object["status"]["conditions"] = render(&object, &conditions, &now_rfc3339());
-            let op = WriteOp::Update { key, expected_revision: current.revision, object };
-            return store.write(op).await.map(|_| ());
         }
         Action::FinalizeNamespace { .. } => {
             if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
