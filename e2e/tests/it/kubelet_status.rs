@@ -119,3 +119,66 @@ fn a_deleted_simulated_pod_shows_its_containers_stopped_before_it_goes() {
         release(&k, pod);
     }
 }
+
+/// The processes of this machine whose environment holds `entry` (`NAME=value`).
+fn processes_with_env(entry: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == entry.as_bytes()))
+        })
+        .collect()
+}
+
+#[test]
+fn process_pods_deleted_while_they_start_leave_no_process_behind() {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, DeleteParams, PostParams};
+
+    let k = Keelson::up_with(&FLAGS);
+    let marker = format!("KEELSON_TEST_RUN={}-{}", std::process::id(), "late-start");
+    let (name, value) = marker.split_once('=').unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let pods: Api<Pod> = Api::default_namespaced(keelson_e2e::client(&k.data_dir()).await);
+        // Each pod is deleted a little later than the one before, so that some deletions land
+        // while the local node starts the pod's process.
+        for delay_ms in (0..120).step_by(4) {
+            let pod: Pod = serde_json::from_value(serde_json::json!({
+                "metadata": {
+                    "generateName": "late-",
+                    "annotations": {"keelson.dev/run-as-process": "true"},
+                },
+                "spec": {"containers": [{
+                    "name": "main",
+                    "image": "busybox",
+                    "command": ["sleep", "300"],
+                    "env": [{"name": name, "value": value}],
+                }]},
+            }))
+            .unwrap();
+            let created = pods.create(&PostParams::default(), &pod).await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+            let name = created.metadata.name.unwrap();
+            pods.delete(&name, &DeleteParams::default()).await.unwrap();
+        }
+        let mut left = usize::MAX;
+        for _ in 0..300 {
+            left = pods.list(&Default::default()).await.unwrap().items.len();
+            if left == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(left, 0, "every pod goes");
+    });
+    // A process that outlived its pod would be running by now.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let leaked = processes_with_env(&marker);
+    for pid in &leaked {
+        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert!(leaked.is_empty(), "processes outlived their pods: {leaked:?}");
+}

@@ -449,19 +449,27 @@ impl Worker {
         if next_init < init.len() {
             if !adopted_slots.contains(&Slot::Init(next_init)) {
                 let slot = Slot::Init(next_init);
-                self.launch(&pod_dir, &init[next_init], slot, &mut observed, &events).await;
+                self.launch(&pod_dir, &init[next_init], slot, &mut observed, &mut running, &events)
+                    .await;
             }
         } else {
             for (index, container) in spec.containers.iter().enumerate() {
                 if status::exit_code(&observed.containers[index]).is_none()
                     && !adopted_slots.contains(&Slot::App(index))
                 {
-                    self.launch(&pod_dir, container, Slot::App(index), &mut observed, &events)
-                        .await;
+                    self.launch(
+                        &pod_dir,
+                        container,
+                        Slot::App(index),
+                        &mut observed,
+                        &mut running,
+                        &events,
+                    )
+                    .await;
                 }
             }
         }
-        self.launch_ephemeral(&pod_dir, &debuggers, &mut observed, &events).await;
+        self.launch_ephemeral(&pod_dir, &debuggers, &mut observed, &mut running, &events).await;
         self.report(&observed).await;
         loop {
             let next_restart = restarts.iter().map(|(at, _)| *at).min();
@@ -470,7 +478,7 @@ impl Worker {
                     match event {
                         Event::Retry { slot } => {
                             let container = slot.container(&spec, &debuggers);
-                            self.launch(&pod_dir, container, slot, &mut observed, &events).await;
+                            self.launch(&pod_dir, container, slot, &mut observed, &mut running, &events).await;
                         }
                         Event::Started { slot, pid, started_at, terminator, launched } => {
                             let id = format!("{PROCESS_SCHEME}{pid}");
@@ -538,10 +546,10 @@ impl Worker {
                                 Slot::Init(i) if !failed => {
                                     next_init = i + 1;
                                     if next_init < init.len() {
-                                        self.launch(&pod_dir, &init[next_init], Slot::Init(next_init), &mut observed, &events).await;
+                                        self.launch(&pod_dir, &init[next_init], Slot::Init(next_init), &mut observed, &mut running, &events).await;
                                     } else {
                                         for (index, container) in spec.containers.iter().enumerate() {
-                                            self.launch(&pod_dir, container, Slot::App(index), &mut observed, &events).await;
+                                            self.launch(&pod_dir, container, Slot::App(index), &mut observed, &mut running, &events).await;
                                         }
                                     }
                                 }
@@ -582,7 +590,7 @@ impl Worker {
                     restarts.retain(|(at, _)| *at > now);
                     for slot in due {
                         let container = slot.container(&spec, &debuggers);
-                        self.launch(&pod_dir, container, slot, &mut observed, &events).await;
+                        self.launch(&pod_dir, container, slot, &mut observed, &mut running, &events).await;
                     }
                     self.report(&observed).await;
                 }
@@ -601,7 +609,7 @@ impl Worker {
                     Wake::Changed => {
                         // Ephemeral containers added since run now.
                         debuggers = ephemeral::containers(&self.pod);
-                        self.launch_ephemeral(&pod_dir, &debuggers, &mut observed, &events).await;
+                        self.launch_ephemeral(&pod_dir, &debuggers, &mut observed, &mut running, &events).await;
                         self.report(&observed).await;
                     }
                     Wake::Deleting => {
@@ -674,23 +682,27 @@ impl Worker {
         pod_dir: &std::path::Path,
         debuggers: &[Container],
         observed: &mut Observed,
+        running: &mut HashMap<Slot, Terminator>,
         events: &mpsc::Sender<Event>,
     ) {
         for (index, container) in debuggers.iter().enumerate().skip(observed.ephemeral.len()) {
             let waiting =
                 status::waiting(&container.name, "ContainerCreating", None, &initial(container));
             observed.ephemeral.push(waiting);
-            self.launch(pod_dir, container, Slot::Ephemeral(index), observed, events).await;
+            self.launch(pod_dir, container, Slot::Ephemeral(index), observed, running, events)
+                .await;
         }
     }
 
-    /// Starts one container's process; its start and end arrive as events.
+    /// Starts one container's process, which is `running` from then on (a stop that follows
+    /// at once stops it too); its start and end arrive as events.
     async fn launch(
         &self,
         pod_dir: &std::path::Path,
         container: &Container,
         slot: Slot,
         observed: &mut Observed,
+        running: &mut HashMap<Slot, Terminator>,
         events: &mpsc::Sender<Event>,
     ) {
         let restart_count = status::next_run(observed.slot_mut(slot)).max(0) as u32;
@@ -735,23 +747,27 @@ impl Worker {
                 return;
             }
         };
+        // Started here, not in the task that follows it: a deletion the worker handles next
+        // must find the process among the running ones, or it would outlive its pod.
         let events = events.clone();
-        tokio::spawn(async move {
-            match process::start(spec).await {
-                Ok(child) => follow(slot, Adopted::Running(child), events, true).await,
-                Err(failure) => {
-                    let ended = Ended {
-                        exit_code: failure.exit_code,
-                        signal: None,
-                        reason: failure.reason,
-                        message: Some(failure.message),
-                        started_at: None,
-                        finished_at: Timestamp::now(),
-                    };
-                    let _ = events.send(Event::Ended { slot, ended }).await;
-                }
+        match process::start(spec).await {
+            Ok(child) => {
+                running.insert(slot, child.terminator());
+                tokio::spawn(follow(slot, Adopted::Running(child), events, true));
             }
-        });
+            Err(failure) => {
+                let ended = Ended {
+                    exit_code: failure.exit_code,
+                    signal: None,
+                    reason: failure.reason,
+                    message: Some(failure.message),
+                    started_at: None,
+                    finished_at: Timestamp::now(),
+                };
+                // Sent from a task: the worker, which reads the channel, must not wait on it.
+                tokio::spawn(async move { events.send(Event::Ended { slot, ended }).await });
+            }
+        }
     }
 
     /// The process of a container: command line, environment, directories.
