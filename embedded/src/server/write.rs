@@ -27,7 +27,8 @@ use super::read::{json_response, json_text_response, pointer, scale_of, scale_pa
 use super::{ApiState, ResourceRequest};
 use super::{ephemeral, priority, quota, rbac, root_ca, service_accounts};
 
-/// How often a patch is retried when another writer got in between.
+/// How often a write without a `resourceVersion` precondition (a patch, a scale, a deletion) is
+/// tried when other writers keep getting in between.
 const PATCH_ATTEMPTS: usize = 5;
 
 /// Namespaces that always exist.
@@ -853,7 +854,10 @@ pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiRes
     })
 }
 
-/// Deletes the stored object `current` as `options` say, checking their preconditions.
+/// Deletes the stored object `current` as `options` say, checking their preconditions. A write
+/// of someone else in between (a controller's status) is not the caller's conflict: without a
+/// `resourceVersion` precondition the deletion is tried again on the object as it now is, as
+/// upstream's API server retries it.
 pub(crate) async fn delete_with(
     state: &ApiState,
     info: &ResourceInfo,
@@ -862,6 +866,45 @@ pub(crate) async fn delete_with(
 ) -> ApiResult<Deleted> {
     let name = meta_str(&current.object, "name").unwrap_or_default();
     check_deletable(info, name)?;
+    let mut current = current.clone();
+    for _ in 0..PATCH_ATTEMPTS {
+        check_delete_preconditions(info, name, &current, options)?;
+        let propagation = options.propagation.unwrap_or(Propagation::Background);
+        let deleted = delete_entry(
+            &state.store,
+            info,
+            &current,
+            propagation,
+            options.grace_period,
+            options.dry_run,
+        )
+        .await;
+        match deleted {
+            Err(StoreError::Conflict { .. }) => {
+                current = state
+                    .store
+                    .get(&current.key)
+                    .ok_or_else(|| ApiError::not_found(&info.group, &info.resource, name))?;
+            }
+            deleted => {
+                let deleted = deleted.map_err(store_error(info, name))?;
+                if is_crd(info) {
+                    state.registry.refresh(&state.store);
+                }
+                return Ok(deleted);
+            }
+        }
+    }
+    Err(stale(info, name))
+}
+
+/// A `Conflict` when `current` is not the object `options`' preconditions name.
+fn check_delete_preconditions(
+    info: &ResourceInfo,
+    name: &str,
+    current: &Entry,
+    options: &DeleteOptions,
+) -> ApiResult<()> {
     if let Some(uid) = &options.uid
         && meta_str(&current.object, "uid") != Some(uid.as_str())
     {
@@ -888,21 +931,7 @@ pub(crate) async fn delete_with(
             ),
         ));
     }
-    let propagation = options.propagation.unwrap_or(Propagation::Background);
-    let deleted = delete_entry(
-        &state.store,
-        info,
-        current,
-        propagation,
-        options.grace_period,
-        options.dry_run,
-    )
-    .await
-    .map_err(store_error(info, name))?;
-    if is_crd(info) {
-        state.registry.refresh(&state.store);
-    }
-    Ok(deleted)
+    Ok(())
 }
 
 /// Namespaces the cluster cannot do without, which upstream's namespace lifecycle admission
@@ -932,7 +961,6 @@ pub(crate) async fn delete_collection(
     let info = request.target.info.clone();
     super::read::check_field_selector(&info, &request.query)?;
     let options = delete_options(&request)?;
-    let propagation = options.propagation.unwrap_or(Propagation::Background);
     let prefix = request.target.prefix();
     let snapshot = state.store.list(&prefix);
     let selected: Vec<&Entry> = snapshot
@@ -945,13 +973,13 @@ pub(crate) async fn delete_collection(
     }
     let mut items = Vec::new();
     for entry in selected {
-        let grace = options.grace_period;
-        match delete_entry(&state.store, &info, entry, propagation, grace, options.dry_run).await {
+        match delete_with(state, &info, entry, &options).await {
             Ok(Deleted::Removed(o) | Deleted::Marked(o)) => {
                 items.push(from_stored(&info, &o).into_owned())
             }
-            Err(StoreError::NotFound { .. } | StoreError::Conflict { .. }) => {}
-            Err(e) => return Err(ApiError::from_store(e, &info.group, &info.resource, "")),
+            // Deleted by someone else meanwhile.
+            Err(e) if e.code == StatusCode::NOT_FOUND => {}
+            Err(e) => return Err(e),
         }
     }
     let list = json!({ "apiVersion": info.api_version(), "kind": info.list_kind, "metadata": {}, "items": items });

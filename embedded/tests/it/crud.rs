@@ -74,6 +74,49 @@ async fn create_get_update_with_conflicts_and_delete() {
 }
 
 #[tokio::test]
+async fn a_delete_without_preconditions_is_not_refused_for_writes_in_between() {
+    let test = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
+    for round in 0..100 {
+        let name = format!("busy-{round}");
+        let mut held = config_map(&name, &[]);
+        // Half are held by a finalizer, so that the deletion is a write that marks them.
+        if round % 2 == 0 {
+            held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+        }
+        api.create(&PostParams::default(), &held).await.unwrap();
+        let writer = {
+            let (api, name) = (api.clone(), name.clone());
+            tokio::spawn(async move {
+                for i in 0..20 {
+                    let patch = Patch::Merge(json!({"data": {"i": i.to_string()}}));
+                    if api.patch(&name, &PatchParams::default(), &patch).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        };
+        tokio::task::yield_now().await;
+        api.delete(&name, &DeleteParams::default()).await.unwrap();
+        writer.await.unwrap();
+    }
+    // A precondition is still the caller's: a stale one is refused.
+    let created = api.create(&PostParams::default(), &config_map("stale", &[])).await.unwrap();
+    let patch = Patch::Merge(json!({"data": {"k": "changed"}}));
+    api.patch("stale", &PatchParams::default(), &patch).await.unwrap();
+    let stale = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            resource_version: created.metadata.resource_version,
+            uid: None,
+        }),
+        ..Default::default()
+    };
+    let (code, reason, message) = api_error(api.delete("stale", &stale).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (409, "Conflict"));
+    assert!(message.contains("Precondition failed: ResourceVersion in precondition"), "{message}");
+}
+
+#[tokio::test]
 async fn dry_runs_answer_as_the_write_would_and_change_nothing() {
     let test = start().await;
     let api: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
