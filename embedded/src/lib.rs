@@ -19,3 +19,5 @@ pub mod server;
 pub mod storage;
 pub mod table;
 pub mod validation;
+
+mod trust_any;

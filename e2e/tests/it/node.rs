@@ -2,7 +2,7 @@
 //! retries and deadlines; Deployments scale and roll; DaemonSets follow nodes; GPUs are never
 //! over-committed; deleting a pod stops its process; a crash of keelson leaves processes running
 //! for the next start to adopt, and nothing running forever; exec, cp, attach and port-forward
-//! reach a running process.
+//! reach a running process, and the proxy subresource its web server.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -542,6 +542,107 @@ fn kubectl_port_forward_reaches_a_process_pods_port() {
     let as_default = "--as=system:serviceaccount:default:default";
     let refused = k.fails(&["port-forward", &pod, as_default, &format!("{}:{port}", free_port())]);
     assert!(refused.contains(r#"cannot create resource "pods/portforward""#), "{refused}");
+}
+
+/// Sends `method path` to `kubectl proxy` on `port`; the status code, the `Location` header and
+/// the body.
+fn through_kubectl_proxy(port: u16, method: &str, path: &str) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+    let location = head
+        .lines()
+        .find_map(|line| line.strip_prefix("Location: ").or(line.strip_prefix("location: ")))
+        .unwrap_or_default();
+    (status, location.to_owned(), body.to_owned())
+}
+
+#[test]
+fn the_proxy_subresource_reaches_a_process_pod_and_its_service() {
+    let k = Keelson::up_with(&FAST);
+    let port = free_port();
+    // A web server on the pod's declared port, serving a file and a directory.
+    let script = format!(
+        "mkdir -p site/docs && echo hello > site/greeting.txt && cd site && exec python3 -m http.server {port} --bind 127.0.0.1"
+    );
+    let ports = format!("    ports:\n    - {{containerPort: {port}, name: web}}\n");
+    k.apply(
+        "site.yaml",
+        &process_pod("site", &ports, &script)
+            .replace("  name: site\n", "  name: site\n  labels: {app: site}\n"),
+    );
+    k.ok(&["wait", "--for=condition=Ready", "pod/site", "--timeout=60s"]);
+    eventually(30, "the server to listen", || TcpStream::connect(("127.0.0.1", port)).is_ok());
+
+    // The pod's first declared port, or the one named, by number or by name.
+    let pods = "/api/v1/namespaces/default/pods";
+    for target in ["site", &format!("site:{port}"), "http:site:web"] {
+        let raw = format!("{pods}/{target}/proxy/greeting.txt?cache=no");
+        assert_eq!(k.ok(&["get", "--raw", &raw]), "hello\n", "{target}");
+    }
+
+    // A Service's port by name or number, on its ready endpoint.
+    let service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: site\nspec:\n  selector: {app: site}\n  ports:\n  - {name: http, port: 80, targetPort: web}\n";
+    k.apply("service.yaml", service);
+    let services = "/api/v1/namespaces/default/services";
+    eventually(30, "the service's endpoint", || {
+        k.kubectl(&["get", "--raw", &format!("{services}/site:http/proxy/greeting.txt")])
+            .status
+            .success()
+    });
+    assert_eq!(
+        k.ok(&["get", "--raw", &format!("{services}/site:80/proxy/greeting.txt")]),
+        "hello\n"
+    );
+
+    // Through `kubectl proxy`, as a browser would: redirects come back through the proxy, other
+    // methods and the backend's own statuses pass.
+    let local = free_port();
+    let mut proxy = k
+        .kubectl_cmd(&["proxy", &format!("--port={local}")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(proxy.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("Starting to serve on"), "{first:?}");
+    let base = format!("{services}/site:http/proxy");
+    let (status, location, _) = through_kubectl_proxy(local, "GET", &base);
+    assert_eq!((status, location.as_str()), (301, format!("{base}/").as_str()));
+    let (status, _, body) = through_kubectl_proxy(local, "GET", &format!("{base}/"));
+    assert_eq!(status, 200);
+    assert!(body.contains("greeting.txt"), "the directory listing: {body}");
+    let (status, location, _) = through_kubectl_proxy(local, "GET", &format!("{base}/docs"));
+    assert_eq!((status, location.as_str()), (301, format!("{base}/docs/").as_str()));
+    let (status, _, _) = through_kubectl_proxy(local, "POST", &format!("{base}/greeting.txt"));
+    assert_eq!(status, 501, "Python's server takes no POST");
+    proxy.kill().unwrap();
+    proxy.wait().unwrap();
+
+    // What cannot be reached says why.
+    k.ok(&["run", "simulated", "--image=nginx"]);
+    k.ok(&["wait", "--for=condition=Ready", "pod/simulated", "--timeout=60s"]);
+    let refused = k.fails(&["get", "--raw", &format!("{pods}/simulated/proxy/")]);
+    assert!(refused.contains("pod \"simulated\" is simulated"), "{refused}");
+    k.ok(&["create", "service", "clusterip", "empty", "--tcp=80:8080"]);
+    let refused = k.fails(&["get", "--raw", &format!("{services}/empty:80/proxy/")]);
+    assert!(refused.contains("no endpoints available for service \"empty\""), "{refused}");
+    let refused = k.fails(&["get", "--raw", &format!("{pods}/missing/proxy/")]);
+    assert!(refused.contains("pods \"missing\" not found"), "{refused}");
+
+    // Reading a Service is not enough: the proxy needs a permission of its own.
+    view_as_default_account(&k);
+    let as_default = "--as=system:serviceaccount:default:default";
+    let refused = k.fails(&["get", "--raw", &format!("{base}/greeting.txt"), as_default]);
+    assert!(refused.contains(r#"cannot get resource "services/proxy""#), "{refused}");
 }
 
 #[test]

@@ -211,7 +211,8 @@ fn event_columns() -> Vec<PrinterColumn> {
 
 pub(super) fn all() -> Vec<ResourceInfo> {
     use Subresource::{
-        Attach, EphemeralContainers, Eviction, Exec, Finalize, Log, PortForward, Status, Token,
+        Attach, EphemeralContainers, Eviction, Exec, Finalize, Log, PortForward, Proxy, Status,
+        Token,
     };
     let pod_fields = [
         "spec.nodeName",
@@ -354,7 +355,16 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("", "pods", "pod", "Pod", true)
             .short(&["po"])
             .all_category()
-            .subs(vec![Status, Log, Eviction, Attach, Exec, PortForward, EphemeralContainers])
+            .subs(vec![
+                Status,
+                Log,
+                Eviction,
+                Attach,
+                Exec,
+                PortForward,
+                Proxy("PodProxyOptions"),
+                EphemeralContainers,
+            ])
             .cols(vec![
                 col(
                     "Ready",
@@ -449,7 +459,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("", "services", "service", "Service", true)
             .short(&["svc"])
             .all_category()
-            .subs(vec![Status])
+            .subs(vec![Status, Proxy("ServiceProxyOptions")])
             .cols(vec![
                 col("Type", "string", ".spec.type", "The type of the service."),
                 col("Cluster-IP", "string", "computed:service-cluster-ip", "The cluster IP of the service."),

@@ -154,6 +154,9 @@ pub enum Subresource {
     Exec,
     /// `/portforward` (pods only): connections to a pod's ports, served by a route of its own.
     PortForward,
+    /// `/proxy` (pods and services): HTTP requests relayed to a port, served by a route of its
+    /// own; the kind of its options (`PodProxyOptions`, `ServiceProxyOptions`).
+    Proxy(&'static str),
     /// `/ephemeralcontainers` (pods only): the pod, whose ephemeral containers writes add to.
     EphemeralContainers,
     /// `/finalize` (namespaces only): the namespace, whose `spec.finalizers` alone change.
@@ -172,6 +175,7 @@ impl Subresource {
             Subresource::Attach => "attach",
             Subresource::Exec => "exec",
             Subresource::PortForward => "portforward",
+            Subresource::Proxy(_) => "proxy",
             Subresource::EphemeralContainers => "ephemeralcontainers",
             Subresource::Finalize => "finalize",
         }
@@ -187,6 +191,7 @@ impl Subresource {
             Subresource::Attach => Some(("", "v1", "PodAttachOptions")),
             Subresource::Exec => Some(("", "v1", "PodExecOptions")),
             Subresource::PortForward => Some(("", "v1", "PodPortForwardOptions")),
+            Subresource::Proxy(kind) => Some(("", "v1", kind)),
             Subresource::Status
             | Subresource::Log
             | Subresource::EphemeralContainers
@@ -207,6 +212,7 @@ impl Subresource {
             Subresource::Attach | Subresource::Exec | Subresource::PortForward => {
                 &["create", "get"]
             }
+            Subresource::Proxy(_) => &["create", "delete", "get", "patch", "update"],
         }
     }
 }

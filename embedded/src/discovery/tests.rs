@@ -112,6 +112,11 @@ fn legacy_documents() {
     assert!(exec.get("group").is_none() && exec.get("version").is_none(), "{exec}");
     assert_eq!(resource(&core, "pods/attach")["kind"], "PodAttachOptions");
     assert_eq!(resource(&core, "pods/portforward")["kind"], "PodPortForwardOptions");
+    let proxy = resource(&core, "services/proxy");
+    assert_eq!(
+        (&proxy["kind"], &proxy["verbs"]),
+        (&json!("ServiceProxyOptions"), &json!(["create", "delete", "get", "patch", "update"]))
+    );
     assert_eq!(resource(&core, "namespaces")["namespaced"], false);
     assert!(resource(&core, "configmaps").get("shortNames").is_some());
     assert!(resource(&core, "secrets").get("shortNames").is_none());
@@ -216,7 +221,16 @@ fn aggregated_documents() {
         .collect();
     assert_eq!(
         subs,
-        ["status", "log", "eviction", "attach", "exec", "portforward", "ephemeralcontainers"]
+        [
+            "status",
+            "log",
+            "eviction",
+            "attach",
+            "exec",
+            "portforward",
+            "proxy",
+            "ephemeralcontainers"
+        ]
     );
 
     let apis = apis_root(&infos, DiscoveryFormat::AggregatedV2Beta1);

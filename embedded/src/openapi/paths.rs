@@ -338,6 +338,7 @@ pub(crate) fn add_paths(paths: &mut Map<String, Value>, info: &ResourceInfo) {
             | Subresource::Attach
             | Subresource::Exec
             | Subresource::PortForward
+            | Subresource::Proxy(_)
             | Subresource::EphemeralContainers
             | Subresource::Finalize => {}
         }

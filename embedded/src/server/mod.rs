@@ -22,6 +22,7 @@ pub(crate) mod pod_exec;
 pub mod pod_log;
 mod port_forward;
 mod priority;
+mod proxy;
 mod query;
 mod quota;
 mod rbac;
@@ -313,6 +314,12 @@ fn router(state: ApiState) -> Router {
             "/api/v1/namespaces/{namespace}/pods/{name}/portforward",
             any(port_forward::port_forward),
         )
+        .route("/api/v1/namespaces/{namespace}/pods/{name}/proxy", any(proxy::pod))
+        .route("/api/v1/namespaces/{namespace}/pods/{name}/proxy/", any(proxy::pod))
+        .route("/api/v1/namespaces/{namespace}/pods/{name}/proxy/{*path}", any(proxy::pod))
+        .route("/api/v1/namespaces/{namespace}/services/{name}/proxy", any(proxy::service))
+        .route("/api/v1/namespaces/{namespace}/services/{name}/proxy/", any(proxy::service))
+        .route("/api/v1/namespaces/{namespace}/services/{name}/proxy/{*path}", any(proxy::service))
         .route(
             "/api/v1/{*rest}",
             any(core_resource).layer(middleware::from_fn(media::negotiate_response)),

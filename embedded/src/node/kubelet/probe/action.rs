@@ -12,7 +12,6 @@
 //! A failure says what went wrong, in the words upstream's events use where they are clear.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use http_body_util::{BodyExt, Empty, Full};
@@ -24,6 +23,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
 use crate::node::runtime::process;
+use crate::trust_any::TRUST_ANY;
 
 /// How much of an exec probe's output a failure keeps (upstream's limit).
 const OUTPUT_LIMIT: usize = 10 * 1024;
@@ -189,60 +189,6 @@ async fn send(
     Ok(sender.send_request(request).await?.status().as_u16())
 }
 
-/// A TLS client that takes any certificate, for HTTPS probes.
-static TRUST_ANY: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default TLS versions")
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
-        .with_no_client_auth();
-    Arc::new(config)
-});
-
-/// Accepts whatever certificate the server shows, still checking that the server holds its
-/// key (the handshake signatures).
-#[derive(Debug)]
-struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &rustls::pki_types::CertificateDer<'_>,
-        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls::pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        let algorithms = &self.0.signature_verification_algorithms;
-        rustls::crypto::verify_tls12_signature(message, cert, dss, algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls::pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        let algorithms = &self.0.signature_verification_algorithms;
-        rustls::crypto::verify_tls13_signature(message, cert, dss, algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
 /// `grpc.health.v1.HealthCheckRequest`.
 #[derive(Clone, PartialEq, prost::Message)]
 struct HealthCheckRequest {
@@ -319,6 +265,7 @@ fn grpc_frame(message: &impl prost::Message) -> Bytes {
 #[cfg(test)]
 mod tests {
     use std::convert::Infallible;
+    use std::sync::Arc;
 
     use http_body_util::StreamBody;
     use hyper::body::Frame;
