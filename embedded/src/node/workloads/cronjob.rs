@@ -160,8 +160,9 @@ fn observed_status(old: &CronJobStatus, jobs: &[Job]) -> CronJobStatus {
         .filter(|job| finished_condition(job) == Some("Complete"))
         .filter_map(|job| job.status.as_ref()?.completion_time.as_ref());
     let last_successful_time = old.last_successful_time.iter().chain(completions).max().cloned();
+    let active: Vec<_> = active.collect();
     CronJobStatus {
-        active: Some(active.collect()),
+        active: (!active.is_empty()).then_some(active),
         last_schedule_time: old.last_schedule_time.clone(),
         last_successful_time,
     }
@@ -535,7 +536,7 @@ mod tests {
         assert!(pods::is_controlled_by(&job.metadata, "cj-uid"));
         assert_eq!(job.spec, Some(job_spec()));
         assert_eq!(plan.status.last_schedule_time, Some(Time(t("2026-01-01T00:05:00Z"))));
-        assert_eq!(plan.status.active, Some(Vec::new()), "the reconciler lists it next time");
+        assert_eq!(plan.status.active, None, "the reconciler lists it next time");
         assert!(plan.delete.is_empty());
         assert_eq!(
             plan.events,
@@ -649,7 +650,7 @@ mod tests {
         assert_eq!(created.metadata.name.as_deref(), Some("hello-29453770"));
         assert_eq!(reasons(&plan), ["SawCompletedJob", "SuccessfulCreate"]);
         assert_eq!(plan.events[0].note, "Saw completed job: hello-29453765, condition: Complete");
-        assert_eq!(plan.status.active, Some(Vec::new()));
+        assert_eq!(plan.status.active, None);
         assert_eq!(plan.status.last_successful_time, Some(Time(t("2026-01-01T00:06:00Z"))));
     }
 

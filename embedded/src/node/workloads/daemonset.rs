@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::plan::int_or_percent;
+use super::plan::{int_or_percent, nonzero};
 use crate::node::events::EventNote;
 use crate::node::pods::{
     controller_reference, is_available, is_deleting, is_ready, is_terminal, node_name, phase,
@@ -522,7 +522,6 @@ fn status(daemon: &Daemon, states: &[NodeState]) -> DaemonSetStatus {
             (false, None) => {}
         }
     }
-    let nonzero = |n: i32| (n != 0).then_some(n);
     status.desired_number_scheduled = desired;
     status.current_number_scheduled = current;
     status.number_misscheduled = misscheduled;

@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
-use super::plan::int_or_percent;
+use super::plan::{int_or_percent, nonzero};
 use crate::node::events::EventNote;
 use crate::node::pods::{controller_reference, template_hash};
 
@@ -696,11 +696,11 @@ impl<'a> Planner<'a> {
         set_condition(&mut conditions, condition);
         DeploymentStatus {
             observed_generation: self.d.metadata.generation,
-            replicas: Some(self.total(status_replicas)),
-            updated_replicas: Some(self.new.map_or(0, |i| status_replicas(&self.sets[i]))),
-            ready_replicas: Some(self.total(ready_replicas)),
-            available_replicas: Some(available),
-            unavailable_replicas: Some((self.total(spec_replicas) - available).max(0)),
+            replicas: nonzero(self.total(status_replicas)),
+            updated_replicas: nonzero(self.new.map_or(0, |i| status_replicas(&self.sets[i]))),
+            ready_replicas: nonzero(self.total(ready_replicas)),
+            available_replicas: nonzero(available),
+            unavailable_replicas: nonzero((self.total(spec_replicas) - available).max(0)),
             terminating_replicas: None,
             collision_count: self.d.status.as_ref().and_then(|s| s.collision_count),
             conditions: Some(conditions),
@@ -1233,9 +1233,9 @@ mod tests {
             let status = self.status();
             let replicas = self.d.spec.as_ref().unwrap().replicas;
             status.observed_generation >= self.d.metadata.generation
-                && status.updated_replicas == replicas
-                && status.replicas == replicas
-                && status.available_replicas == replicas
+                && status.updated_replicas.or(Some(0)) == replicas
+                && status.replicas.or(Some(0)) == replicas
+                && status.available_replicas.or(Some(0)) == replicas
                 && self.reason(PROGRESSING) == NEW_RS_AVAILABLE
         }
 

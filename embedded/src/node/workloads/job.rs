@@ -16,6 +16,7 @@ use k8s_openapi::api::batch::v1::{Job, JobCondition, JobSpec, JobStatus, Uncount
 use k8s_openapi::api::core::v1::{Container, EnvVar, Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use super::plan::nonzero;
 use crate::node::events::EventNote;
 use crate::node::pods;
 
@@ -746,11 +747,6 @@ fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
 /// A pod count as the API's `int32`.
 fn count(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
-}
-
-/// Upstream omits zero `active`, `succeeded` and `failed` counters.
-fn nonzero(n: i32) -> Option<i32> {
-    (n != 0).then_some(n)
 }
 
 /// A pod's name.

@@ -1,8 +1,13 @@
-//! What the workload planners share: `IntOrString` limits, and the merge patch that takes a
-//! stored status to a planned one.
+//! What the workload planners share: `IntOrString` limits, counters as upstream writes them,
+//! and the merge patch that takes a stored status to a planned one.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Map, Value};
+
+/// A status counter as upstream writes one tagged `omitempty`: none when zero.
+pub fn nonzero(n: i32) -> Option<i32> {
+    (n != 0).then_some(n)
+}
 
 /// A limit given as a number or a percentage of `total` (`maxSurge`, `maxUnavailable`),
 /// percentages rounded up or down; `None` when malformed. Never negative.

@@ -8,6 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetStatus};
 use k8s_openapi::api::core::v1::Pod;
 
+use super::plan::nonzero;
 use crate::node::events::EventNote;
 use crate::node::pods;
 
@@ -109,10 +110,10 @@ fn status(rs: &ReplicaSet, active: &[&Pod], all: &[Pod], now: Timestamp) -> Repl
     let terminating = all.iter().filter(|pod| pods::is_deleting(pod) && !pods::is_terminal(pod));
     ReplicaSetStatus {
         replicas: count(&|_| true),
-        fully_labeled_replicas: Some(count(&|pod| has_labels(pod, &template_labels))),
-        ready_replicas: Some(count(&pods::is_ready)),
-        available_replicas: Some(count(&|pod| pods::is_available(pod, min_ready, now))),
-        terminating_replicas: Some(i32::try_from(terminating.count()).unwrap_or(i32::MAX)),
+        fully_labeled_replicas: nonzero(count(&|pod| has_labels(pod, &template_labels))),
+        ready_replicas: nonzero(count(&pods::is_ready)),
+        available_replicas: nonzero(count(&|pod| pods::is_available(pod, min_ready, now))),
+        terminating_replicas: nonzero(i32::try_from(terminating.count()).unwrap_or(i32::MAX)),
         observed_generation: rs.metadata.generation,
         conditions: rs.status.as_ref().and_then(|s| s.conditions.clone()),
     }

@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use super::daemonset::REVISION_HASH_LABEL;
+use super::plan::nonzero;
 use super::replicaset::BURST_REPLICAS;
 use crate::node::events::EventNote;
 use crate::node::pods::{
@@ -462,10 +463,10 @@ fn status(stateful: &Stateful, members: &BTreeMap<i64, &Pod>) -> StatefulSetStat
     StatefulSetStatus {
         observed_generation: stateful.set.metadata.generation,
         replicas,
-        ready_replicas: Some(ready),
+        ready_replicas: nonzero(ready),
         available_replicas: Some(count(&|pod| stateful.available(pod))),
-        current_replicas: Some(current),
-        updated_replicas: Some(updated),
+        current_replicas: nonzero(current),
+        updated_replicas: nonzero(updated),
         current_revision: Some(current_revision),
         update_revision: Some(stateful.revision.clone()),
         collision_count: Some(previous.collision_count.unwrap_or(0)),
@@ -954,10 +955,7 @@ mod tests {
         assert!(first.create.is_empty());
         assert_eq!(first.status.current_revision, old.current_revision);
         assert_ne!(first.status.update_revision, old.update_revision);
-        assert_eq!(
-            (first.status.current_replicas, first.status.updated_replicas),
-            (Some(3), Some(0))
-        );
+        assert_eq!((first.status.current_replicas, first.status.updated_replicas), (Some(3), None));
         assert!(!rollout_complete(&cluster.set, &first.status));
 
         let plans = cluster.settle();
@@ -1046,7 +1044,7 @@ mod tests {
         cluster.set = updated(cluster.set.clone(), "web:2");
         let plan = cluster.plan();
         assert!(is_empty(&plan));
-        assert_eq!(plan.status.updated_replicas, Some(0));
+        assert_eq!(plan.status.updated_replicas, None);
         // A pod deleted by hand comes back at the new revision.
         cluster.pods.pop();
         let plan = cluster.plan();
