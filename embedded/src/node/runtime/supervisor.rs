@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use futures::FutureExt;
 use jiff::Timestamp;
 use rustix::process::{Pid, Signal, getpgrp, kill_process_group};
 use serde::{Deserialize, Serialize};
@@ -110,13 +111,13 @@ pub async fn main(args: &[String]) -> i32 {
     }
     // Handled rather than ignored, so the program starts with the default dispositions.
     let mut signals = Vec::new();
-    for kind in [SignalKind::terminate(), SignalKind::interrupt(), SignalKind::hangup()] {
+    for (kind, sent) in STOP_SIGNALS {
         match signal(kind) {
-            Ok(stream) => signals.push(stream),
+            Ok(stream) => signals.push((sent, stream)),
             Err(error) => eprintln!("keelson {SUBCOMMAND}: cannot handle signals: {error}"),
         }
     }
-    let record = supervise(Path::new(log), console, program, rest).await;
+    let record = supervise(Path::new(log), console, program, rest, &mut signals).await;
     if let Err(error) = write_record(Path::new(record_file), &record) {
         eprintln!("keelson {SUBCOMMAND}: cannot write the exit record: {error}");
     }
@@ -127,10 +128,26 @@ pub async fn main(args: &[String]) -> i32 {
     record.exit_code
 }
 
+/// The signals the kubelet and a terminal stop a program with, as tokio names them and as they
+/// are sent on.
+const STOP_SIGNALS: [(SignalKind, Signal); 3] = [
+    (SignalKind::terminate(), Signal::TERM),
+    (SignalKind::interrupt(), Signal::INT),
+    (SignalKind::hangup(), Signal::HUP),
+];
+
 /// Runs `program` with `args` as `console` says, copying its output into a new log at `log`
 /// and serving attaching clients, and says how it ended. A program that cannot be started ends
-/// `ContainerCannotRun`, its message logged.
-pub async fn supervise(log: &Path, console: Console, program: &str, args: &[String]) -> ExitRecord {
+/// `ContainerCannotRun`, its message logged. One of the `stops` (handled by the supervisor)
+/// received before the program starts means it never starts: the signal, not passed on, would
+/// otherwise be lost on it, and it would run until the kubelet's grace period ran out.
+pub async fn supervise(
+    log: &Path,
+    console: Console,
+    program: &str,
+    args: &[String],
+    stops: &mut [(Signal, tokio::signal::unix::Signal)],
+) -> ExitRecord {
     let writer = match LogWriter::create(log).await {
         Ok(writer) => writer,
         Err(error) => {
@@ -141,6 +158,13 @@ pub async fn supervise(log: &Path, console: Console, program: &str, args: &[Stri
     // Bound before the program starts, so a client never finds it running but unattachable.
     let listener = attach::listen(log);
     let output = attach::output_channel();
+    // The runtime takes in the signals that arrived by the time it turns once more.
+    tokio::task::yield_now().await;
+    if let Some(sent) =
+        stops.iter_mut().find_map(|(sent, s)| s.recv().now_or_never().map(|_| *sent))
+    {
+        return stopped_before_start(sent);
+    }
     let Started { mut child, outputs, input } = match start(program, args, console, &output) {
         Ok(started) => started,
         Err(error) => {
@@ -243,12 +267,7 @@ fn start(
 /// Passes the kubelet's stop signals, and a terminal's, on to the group of a program that
 /// leads a session of its own.
 fn forward_signals(group: Pid) -> Vec<tokio::task::JoinHandle<()>> {
-    let kinds = [
-        (SignalKind::terminate(), Signal::TERM),
-        (SignalKind::interrupt(), Signal::INT),
-        (SignalKind::hangup(), Signal::HUP),
-    ];
-    kinds
+    STOP_SIGNALS
         .into_iter()
         .filter_map(|(kind, sent)| {
             let mut stream = signal(kind).ok()?;
@@ -259,6 +278,18 @@ fn forward_signals(group: Pid) -> Vec<tokio::task::JoinHandle<()>> {
             }))
         })
         .collect()
+}
+
+/// The end of a program stopped by `signal` before it started: as if the signal had killed it.
+fn stopped_before_start(signal: Signal) -> ExitRecord {
+    let number = signal.as_raw();
+    ExitRecord {
+        exit_code: 128 + number,
+        signal: Some(number),
+        finished_at: Timestamp::now(),
+        reason: "Error".to_owned(),
+        message: None,
+    }
 }
 
 fn cannot_run(message: String, exit_code: i32) -> ExitRecord {
@@ -293,7 +324,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("main.log");
         let args = ["-c".to_owned(), "echo out; echo err >&2; exit 3".to_owned()];
-        let record = supervise(&log, Console::default(), "sh", &args).await;
+        let record = supervise(&log, Console::default(), "sh", &args, &mut []).await;
         assert_eq!((record.exit_code, record.reason.as_str()), (3, "Error"));
         let text = String::from_utf8(logs::read(&log, &LogOptions::default()).unwrap()).unwrap();
         let mut lines: Vec<&str> = text.lines().collect();
@@ -311,10 +342,32 @@ mod tests {
     async fn a_missing_program_cannot_run_and_says_why_in_the_log() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("main.log");
-        let record = supervise(&log, Console::default(), "/no/such/program", &[]).await;
+        let record = supervise(&log, Console::default(), "/no/such/program", &[], &mut []).await;
         assert_eq!((record.exit_code, record.reason.as_str()), (127, "ContainerCannotRun"));
         let text = String::from_utf8(logs::read(&log, &LogOptions::default()).unwrap()).unwrap();
         assert!(text.contains("no such file or directory"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_stop_signal_received_before_the_program_starts_keeps_it_from_starting() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("main.log");
+        let mut stops = [(Signal::TERM, signal(SignalKind::terminate()).unwrap())];
+        // The kubelet's SIGTERM to the container's group, while the supervisor got ready.
+        rustix::process::kill_process(rustix::process::getpid(), Signal::TERM).unwrap();
+        let marker = dir.path().join("ran");
+        let args = ["-c".to_owned(), format!("touch {}; sleep 300", marker.display())];
+        let record = tokio::time::timeout(
+            Duration::from_secs(10),
+            supervise(&log, Console::default(), "sh", &args, &mut stops),
+        )
+        .await
+        .expect("the program did not run its 300 s");
+        assert_eq!(
+            (record.exit_code, record.signal, record.reason.as_str()),
+            (143, Some(15), "Error")
+        );
+        assert!(!marker.exists(), "the program never started");
     }
 
     #[test]
@@ -339,7 +392,7 @@ mod tests {
         let args = vec!["-c".to_owned(), script.to_owned()];
         let task = tokio::spawn({
             let log = log.clone();
-            async move { supervise(&log, console, "sh", &args).await }
+            async move { supervise(&log, console, "sh", &args, &mut []).await }
         });
         let until = tokio::time::Instant::now() + Duration::from_secs(2);
         let client = attach::connect_by(&log, until).await.expect("the supervisor listens");
