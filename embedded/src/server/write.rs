@@ -194,7 +194,7 @@ async fn create_object(
     default_builtin(info, &mut object);
     rbac::check_no_escalation(&state.store, &request.user, info, &object)?;
     if is_core(info, "pods") {
-        service_accounts::check_pod(&state.store, &object).await?;
+        service_accounts::admit_pod(&state.store, &mut object).await?;
         priority::admit_pod(&state.store, &mut object)?;
     }
     quota::admit(&state.store, info, &object)?;

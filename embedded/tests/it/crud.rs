@@ -455,15 +455,31 @@ async fn a_pod_runs_as_a_service_account_that_exists() {
             "spec": {"serviceAccountName": account, "containers": [{"name": "c", "image": "busybox"}]}}))
         .unwrap()
     };
-    // The namespace's default account exists as soon as the namespace does.
+    // The namespace's default account exists as soon as the namespace does, and its
+    // credentials are mounted in the pod's containers.
     let created = pods.create(&PostParams::default(), &pod("a", None)).await.unwrap();
-    assert_eq!(created.spec.unwrap().service_account_name.as_deref(), Some("default"));
+    let spec = created.spec.unwrap();
+    assert_eq!(spec.service_account_name.as_deref(), Some("default"));
+    let volume = &spec.volumes.as_ref().unwrap()[0];
+    assert!(volume.name.starts_with("kube-api-access-") && volume.projected.is_some());
+    let mounts = spec.containers[0].volume_mounts.as_ref().unwrap();
+    assert_eq!(mounts[0].name, volume.name);
+    assert_eq!(mounts[0].mount_path, "/var/run/secrets/kubernetes.io/serviceaccount");
+    // Not when the account, or the pod over it, says so.
+    let quiet = json!({"metadata": {"name": "quiet"}, "automountServiceAccountToken": false});
+    let accounts: Api<ServiceAccount> = Api::namespaced(test.client.clone(), "team");
+    accounts.create(&PostParams::default(), &serde_json::from_value(quiet).unwrap()).await.unwrap();
+    let spec = pods.create(&PostParams::default(), &pod("q", Some("quiet"))).await.unwrap().spec;
+    assert_eq!(spec.unwrap().volumes, None);
+    let mut asks = pod("q2", Some("quiet"));
+    asks.spec.as_mut().unwrap().automount_service_account_token = Some(true);
+    let spec = pods.create(&PostParams::default(), &asks).await.unwrap().spec.unwrap();
+    assert_eq!(spec.volumes.map(|v| v.len()), Some(1));
     let (code, reason, message) =
         api_error(pods.create(&PostParams::default(), &pod("b", Some("robot"))).await.unwrap_err());
     assert_eq!((code, reason.as_str()), (403, "Forbidden"));
     assert!(message.contains("serviceaccount \"robot\" not found"), "{message}");
     // A deleted default account comes back, as kube-controller-manager brings it back.
-    let accounts: Api<ServiceAccount> = Api::namespaced(test.client.clone(), "team");
     accounts.delete("default", &DeleteParams::default()).await.unwrap();
     pods.create(&PostParams::default(), &pod("c", None)).await.unwrap();
     assert!(accounts.get("default").await.is_ok());

@@ -60,14 +60,25 @@ async fn a_pod_s_spec_changes_only_in_its_images_and_its_binding() {
     let patched = pods.patch("web", &PatchParams::default(), &image).await.unwrap();
     assert_eq!(patched.spec.unwrap().containers[0].image.as_deref(), Some("nginx:2"));
 
-    // The same manifest applied twice, then with a new image; and replaced as written, without
-    // the defaults the server filled.
+    // The same manifest applied twice, then with a new image; and replaced without the
+    // defaults the server filled. The token volume it mounted at creation is part of the spec,
+    // as on a cluster: a replacement must keep it.
     for image in ["nginx:2", "nginx:2", "nginx:3"] {
         pods.patch("web", &applied(), &Patch::Apply(pod_manifest(image))).await.unwrap();
     }
     let mut manifest = pod_manifest("nginx:3");
     let stored = pods.get("web").await.unwrap();
     manifest["metadata"]["resourceVersion"] = json!(stored.metadata.resource_version);
+    let as_written: Pod = serde_json::from_value(manifest.clone()).unwrap();
+    let (code, causes) =
+        refusal(pods.replace("web", &PostParams::default(), &as_written).await.unwrap_err());
+    assert_eq!((code, causes[0].0.as_str()), (422, "spec"), "{causes:?}");
+    let stored_spec = stored.spec.as_ref().unwrap();
+    let volume = &stored_spec.volumes.as_ref().unwrap()[0];
+    assert!(volume.name.starts_with("kube-api-access-"), "{volume:?}");
+    manifest["spec"]["volumes"] = json!(stored_spec.volumes);
+    manifest["spec"]["containers"][0]["volumeMounts"] =
+        json!(stored_spec.containers[0].volume_mounts);
     let replaced = serde_json::from_value(manifest).unwrap();
     let replaced = pods.replace("web", &PostParams::default(), &replaced).await.unwrap();
     let spec = replaced.spec.unwrap();
