@@ -228,6 +228,11 @@ fn stopped(status: &ContainerStatus, never_ran_ended: bool) -> ContainerStatus {
     }
 }
 
+/// The names of `statuses`, space-separated, as Go prints a list of them.
+fn names<'a>(statuses: impl Iterator<Item = &'a ContainerStatus>) -> String {
+    statuses.map(|s| s.name.as_str()).collect::<Vec<_>>().join(" ")
+}
+
 /// Whether the pod's init containers all completed (a pod without any is initialized).
 fn initialized(pod: &Pod, observed: &Observed) -> bool {
     let declared = pod.spec.as_ref().and_then(|s| s.init_containers.as_ref()).map_or(0, Vec::len);
@@ -253,21 +258,38 @@ pub fn render(pod: &Pod, observed: &Observed, now: Timestamp) -> PodStatus {
             },
         );
     let started = observed.start_time.is_some();
+    // Why a condition is false, as a kubelet words it (a reason and a message): a completed
+    // pod's containers are not ready because it completed; otherwise those at fault are named.
+    let completed = observed.phase == Some("Succeeded");
+    let unready = || -> (Option<&str>, Option<String>) {
+        if completed {
+            return (Some("PodCompleted"), None);
+        }
+        let unready = names(observed.containers.iter().filter(|s| !s.ready));
+        (Some("ContainersNotReady"), Some(format!("containers with unready status: [{unready}]")))
+    };
+    let initialized_why = if completed {
+        (Some("PodCompleted"), None)
+    } else if initialized {
+        (None, None)
+    } else {
+        let incomplete = names(observed.init.iter().filter(|s| exit_code(s) != Some(0)));
+        let message = format!("containers with incomplete status: [{incomplete}]");
+        (Some("ContainersNotInitialized"), Some(message))
+    };
+    let ready_why = match (containers_ready, gates_ready) {
+        (false, _) => unready(),
+        (true, false) => (Some("ReadinessGatesNotReady"), None),
+        (true, true) => (None, None),
+    };
+    let containers_ready_why = if containers_ready { (None, None) } else { unready() };
     // In `OWNED`'s order; a pod the node runs was scheduled, whoever bound it.
     let flags = [
-        ("PodReadyToStartContainers", started, None),
-        ("Initialized", initialized, (!initialized).then_some("ContainersNotInitialized")),
-        (
-            "Ready",
-            containers_ready && gates_ready,
-            match (containers_ready, gates_ready) {
-                (false, _) => Some("ContainersNotReady"),
-                (true, false) => Some("ReadinessGatesNotReady"),
-                (true, true) => None,
-            },
-        ),
-        ("ContainersReady", containers_ready, (!containers_ready).then_some("ContainersNotReady")),
-        ("PodScheduled", true, None),
+        ("PodReadyToStartContainers", started, (None, None)),
+        ("Initialized", initialized || completed, initialized_why),
+        ("Ready", containers_ready && gates_ready, ready_why),
+        ("ContainersReady", containers_ready, containers_ready_why),
+        ("PodScheduled", true, (None, None)),
     ];
     let mut conditions: Vec<PodCondition> = current
         .conditions
@@ -276,7 +298,7 @@ pub fn render(pod: &Pod, observed: &Observed, now: Timestamp) -> PodStatus {
         .filter(|c| !OWNED.contains(&c.type_.as_str()))
         .cloned()
         .collect();
-    for (type_, ok, reason) in flags {
+    for (type_, ok, (reason, message)) in flags {
         let status = if ok { "True" } else { "False" };
         let previous = current.conditions.iter().flatten().find(|c| c.type_ == type_);
         let since = match previous {
@@ -287,6 +309,7 @@ pub fn render(pod: &Pod, observed: &Observed, now: Timestamp) -> PodStatus {
             type_: type_.to_owned(),
             status: status.to_owned(),
             reason: reason.map(str::to_owned),
+            message,
             last_transition_time: since,
             ..PodCondition::default()
         });
@@ -545,6 +568,46 @@ mod tests {
             (scheduled.status.as_str(), &scheduled.last_transition_time),
             ("True", &Some(Time(scheduled_at)))
         );
+    }
+
+    #[test]
+    fn false_conditions_say_why_as_a_kubelet_does() {
+        let now = t("2026-01-01T00:00:00Z");
+        let why = |status: &PodStatus, type_: &str| {
+            let found = status.conditions.iter().flatten().find(|c| c.type_ == type_).unwrap();
+            (found.status.clone(), found.reason.clone(), found.message.clone())
+        };
+        let reason = |r: &str| Some(r.to_owned());
+        let setup = terminated("setup", None, &ended(1), &named("setup"));
+        let waiting = Observed {
+            init: vec![setup],
+            containers: vec![named("web"), named("sidecar")],
+            phase: Some("Pending"),
+            ..Observed::default()
+        };
+        let status = render(&Pod::default(), &waiting, now);
+        let message = Some("containers with incomplete status: [setup]".to_owned());
+        assert_eq!(
+            why(&status, "Initialized"),
+            ("False".into(), reason("ContainersNotInitialized"), message)
+        );
+        let unready = Some("containers with unready status: [web sidecar]".to_owned());
+        for type_ in ["Ready", "ContainersReady"] {
+            assert_eq!(
+                why(&status, type_),
+                ("False".into(), reason("ContainersNotReady"), unready.clone())
+            );
+        }
+
+        // A completed pod is initialized, and not ready because it completed.
+        let done = terminated("web", None, &ended(0), &named("web"));
+        let completed =
+            Observed { containers: vec![done], phase: Some("Succeeded"), ..Observed::default() };
+        let status = render(&Pod::default(), &completed, now);
+        assert_eq!(why(&status, "Initialized"), ("True".into(), reason("PodCompleted"), None));
+        for type_ in ["Ready", "ContainersReady"] {
+            assert_eq!(why(&status, type_), ("False".into(), reason("PodCompleted"), None));
+        }
     }
 
     #[test]
