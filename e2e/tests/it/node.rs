@@ -407,7 +407,9 @@ fn kubectl_debug_adds_a_container_that_runs_beside_a_process_pod() {
     let volumes = "{.spec.volumes}";
     let original: Value = serde_json::from_str(&k.jsonpath("pod", "mounts", volumes)).unwrap();
     let copied: Value = serde_json::from_str(&k.jsonpath("pod", "mounts-copy", volumes)).unwrap();
-    assert_eq!(original.as_array().map(Vec::len), Some(6), "{original}");
+    // Six of its own and the ServiceAccount's, which the copy keeps rather than gets anew.
+    assert_eq!(original.as_array().map(Vec::len), Some(7), "{original}");
+    assert!(original[6]["name"].as_str().unwrap().starts_with("kube-api-access-"));
     assert_eq!(copied, original);
     let init = "{.spec.initContainers[0].volumeMounts[0].mountPath}";
     assert_eq!(k.jsonpath("pod", "mounts-copy", init), "/etc/app");
