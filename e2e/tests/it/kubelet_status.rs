@@ -1,6 +1,7 @@
 //! What the local node's kubelet reports, seen with kubectl as on a cluster: restarts counted
 //! when a container runs again, a deleted pod's containers shown stopped before it goes,
-//! completed init containers ready, and conditions in the kubelet's order.
+//! completed init containers ready, conditions in the kubelet's order, a container restarted
+//! when its image changes, and no process outliving its pod.
 
 use crate::support::{Keelson, eventually};
 
@@ -118,6 +119,34 @@ fn a_deleted_simulated_pod_shows_its_containers_stopped_before_it_goes() {
         assert_eq!((ready.as_str(), status.as_str()), ("0/1", reason));
         release(&k, pod);
     }
+}
+
+#[test]
+fn a_simulated_pod_whose_image_changes_restarts_its_container() {
+    let k = Keelson::up_with(&FLAGS);
+    k.ok(&["run", "web", "--image=nginx:1.27"]);
+    k.ok(&["wait", "--for=condition=Ready", "pod/web", "--timeout=60s"]);
+    let started = container(&k, "web", "state.running.startedAt");
+    k.ok(&["set", "image", "pod/web", "web=nginx:1.28"]);
+    eventually(20, "the restart", || container(&k, "web", "restartCount") == "1");
+    assert_eq!(container(&k, "web", "image"), "nginx:1.28");
+    assert_eq!(container(&k, "web", "lastState.terminated.reason"), "Completed");
+    assert_eq!(container(&k, "web", "lastState.terminated.startedAt"), started);
+    assert!(!container(&k, "web", "state.running.startedAt").is_empty());
+    let (ready, status, restarts) = columns(&k, "web");
+    assert_eq!((ready.as_str(), status.as_str(), restarts.as_str()), ("1/1", "Running", "1"));
+    let killing = k.ok_showing(
+        &[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=web,reason=Killing",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ],
+        &["definition changed"],
+    );
+    assert_eq!(killing, "Container web definition changed, will be restarted");
 }
 
 /// The processes of this machine whose environment holds `entry` (`NAME=value`).

@@ -231,11 +231,13 @@ impl Worker {
         loop {
             match self.wake().await {
                 Wake::Changed => {
-                    // A running simulated pod runs the ephemeral containers added to it.
+                    // A running simulated pod runs the ephemeral containers added to it, and
+                    // restarts a container whose image changed.
                     if !runs_as_process(&self.pod) && observed.phase == Some("Running") {
                         let uid = self.uid();
                         let id = |name: &str| format!("{SIMULATED_SCHEME}{uid}/{name}");
                         observed.ephemeral = ephemeral::simulated(&self.pod, id, Timestamp::now());
+                        self.restart_changed(&mut observed.containers, id);
                     }
                     self.report(&observed).await;
                 }
@@ -360,6 +362,35 @@ impl Worker {
         }
         self.report(&observed).await;
         self.until_deleted(&observed).await
+    }
+
+    /// Restarts the running simulated app containers (`statuses`) whose image is no longer the
+    /// spec's (`kubectl set image pod/...`), as a kubelet restarts a container whose definition
+    /// changed: stopped (it completes), counted as a restart, running the new image; `id` names a
+    /// container's id.
+    fn restart_changed(&self, statuses: &mut [ContainerStatus], id: impl Fn(&str) -> String) {
+        let specs = self.pod.spec.iter().flat_map(|spec| &spec.containers);
+        let now = Timestamp::now();
+        for (container, status) in specs.zip(statuses) {
+            let image = container.image.clone().unwrap_or_default();
+            let running = status.state.as_ref().and_then(|s| s.running.as_ref());
+            let Some(running) = running.filter(|_| status.image != image) else { continue };
+            let name = &container.name;
+            let note = format!("Container {name} definition changed, will be restarted");
+            self.record(CONTAINERS, name, EventNote::normal("Killing", note));
+            let ended = Ended {
+                exit_code: 0,
+                signal: None,
+                reason: "Completed".into(),
+                message: None,
+                started_at: running.started_at.as_ref().map(|t| t.0),
+                finished_at: now,
+            };
+            let stopped = status::terminated(name, None, &ended, status);
+            let restarted = ContainerStatus { image, ..status::restarted(&stopped) };
+            *status = status::running(name, id(name), now, &restarted);
+            self.record_started(CONTAINERS, name);
+        }
     }
 
     /// Records that container `name`, of the spec's `list`, was created and started.
