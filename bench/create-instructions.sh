@@ -24,13 +24,8 @@ for tool in valgrind callgrind_control callgrind_annotate wrk curl; do
   command -v "$tool" >/dev/null || { echo "$tool is needed (Debian packages valgrind, wrk, curl)" >&2; exit 1; }
 done
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  [ -n "$server_pid" ] && kill -INT "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=server.sh
+. "$here/server.sh"
 
 # Prints the instructions per create of one binary.
 instructions_per_create() { # binary run-name
@@ -39,20 +34,7 @@ instructions_per_create() { # binary run-name
   valgrind --tool=callgrind --callgrind-out-file="$work/$run.out" \
     "$binary" up --no-controllers --bind 127.0.0.1:0 --data-dir "$data" >"$work/$run.log" 2>&1 &
   server_pid=$!
-  local server=
-  for _ in $(seq 600); do
-    server=$(awk '/server:/ {print $2}' "$data/kubeconfig" 2>/dev/null || true)
-    [ -n "$server" ] && curl -skf --max-time 5 "$server/readyz" >/dev/null 2>&1 && break
-    server=
-    sleep 0.5
-  done
-  [ -n "$server" ] || { echo "$binary did not become ready; its log: $work/$run.log" >&2; cat "$work/$run.log" >&2; exit 1; }
-  local token url
-  token=$(awk '/token:/ {print $2}' "$data/kubeconfig")
-  url="$server/apis/workflows.keelson.dev/v1alpha1/namespaces/default/agents"
-  create() { # seconds name-prefix
-    wrk -t2 -c16 -d"$1s" -H "Authorization: Bearer $token" -s "$here/create-agents.lua" "$url" -- "$2"
-  }
+  wait_ready "$binary" "$data" "$work/$run.log"
   create 3 warm >/dev/null
   # Two measured runs, a short and a long one: the difference of their counts leaves out what
   # every run costs whatever its length (16 TLS handshakes, about 5 M instructions each).
@@ -71,9 +53,7 @@ instructions_per_create() { # binary run-name
     totals+=("$(callgrind_annotate "$work/$run.out.$dumps" 2>/dev/null |
       awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')")
   done
-  kill -INT "$server_pid"
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
+  stop_server
   echo $(((totals[1] - totals[0]) / (counts[1] - counts[0]))) "$((counts[1] - counts[0]))"
 }
 

@@ -22,13 +22,8 @@ for tool in wrk curl bc; do
   command -v "$tool" >/dev/null || { echo "$tool is needed (Debian packages wrk, curl, bc)" >&2; exit 1; }
 done
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  [ -n "$server_pid" ] && kill -INT "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=server.sh
+. "$here/server.sh"
 
 # Prints the creates per second of one binary.
 creates_per_second() { # binary run-name
@@ -36,29 +31,15 @@ creates_per_second() { # binary run-name
   mkdir -p "$data"
   "$binary" up --no-controllers --bind 127.0.0.1:0 --data-dir "$data" >"$work/$2.log" 2>&1 &
   server_pid=$!
-  local server=
-  for _ in $(seq 300); do
-    server=$(awk '/server:/ {print $2}' "$data/kubeconfig" 2>/dev/null || true)
-    [ -n "$server" ] && curl -skf --max-time 2 "$server/readyz" >/dev/null 2>&1 && break
-    server=
-    sleep 0.2
-  done
-  [ -n "$server" ] || { echo "$binary did not become ready; its log:" >&2; cat "$work/$2.log" >&2; exit 1; }
-  local token url report
-  token=$(awk '/token:/ {print $2}' "$data/kubeconfig")
-  url="$server/apis/workflows.keelson.dev/v1alpha1/namespaces/default/agents"
-  create() { # seconds name-prefix
-    wrk -t2 -c16 -d"$1s" -H "Authorization: Bearer $token" -s "$here/create-agents.lua" "$url" -- "$2"
-  }
+  wait_ready "$binary" "$data" "$work/$2.log"
+  local report
   create 3 warm >/dev/null
   report=$(create "$seconds" measured)
   if grep -q Non-2xx <<<"$report"; then
     echo "some creates failed: $report" >&2
     exit 1
   fi
-  kill -INT "$server_pid"
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
+  stop_server
   rm -rf "$data"
   awk '/Requests\/sec/ {print $2}' <<<"$report"
 }
