@@ -572,7 +572,7 @@ fn the_proxy_subresource_reaches_a_process_pod_and_its_service() {
     let port = free_port();
     // A web server on the pod's declared port, serving a file and a directory.
     let script = format!(
-        "mkdir -p site/docs && echo hello > site/greeting.txt && cd site && exec python3 -m http.server {port} --bind 127.0.0.1"
+        "mkdir -p site/docs && echo hello > site/greeting.txt && echo spaced > 'site/two words.txt' && cd site && exec python3 -m http.server {port} --bind 127.0.0.1"
     );
     let ports = format!("    ports:\n    - {{containerPort: {port}, name: web}}\n");
     k.apply(
@@ -589,6 +589,10 @@ fn the_proxy_subresource_reaches_a_process_pod_and_its_service() {
         let raw = format!("{pods}/{target}/proxy/greeting.txt?cache=no");
         assert_eq!(k.ok(&["get", "--raw", &raw]), "hello\n", "{target}");
     }
+
+    // The path goes as sent, escapes and all.
+    let spaced = format!("{pods}/site/proxy/two%20words.txt");
+    assert_eq!(k.ok(&["get", "--raw", &spaced]), "spaced\n");
 
     // A Service's port by name or number, on its ready endpoint.
     let service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: site\nspec:\n  selector: {app: site}\n  ports:\n  - {name: http, port: 80, targetPort: web}\n";

@@ -38,14 +38,13 @@ use crate::trust_any::TRUST_ANY;
 /// How long connecting to a backend may take (upstream's dial timeout).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The path of a proxy request: `/api/v1/namespaces/{namespace}/{pods|services}/{name}/proxy/
-/// {path}`, `name` being the target.
+/// The namespace and target of a proxy request:
+/// `/api/v1/namespaces/{namespace}/{pods|services}/{name}/proxy[/{path}]`. The path the backend
+/// is asked for is taken from the request as sent (see `sent_rest`), not decoded.
 #[derive(Deserialize)]
 pub(crate) struct ProxyPath {
     namespace: String,
     name: String,
-    #[serde(default)]
-    path: String,
 }
 
 /// `/api/v1/namespaces/{namespace}/pods/{name}/proxy[/{path}]`, any method.
@@ -60,7 +59,7 @@ pub(crate) async fn pod(
         .ok_or_else(|| ApiError::bad_request(format!("invalid pod request {:?}", path.name)))?;
     let pod: Pod = read(&state, "pods", &path.namespace, &target.name)?;
     let backend = pod_backend(&pod, &target)?;
-    relay(backend, prefix(&path, "pods"), &path.path, request).await
+    relay(backend, prefix(&path, "pods"), request).await
 }
 
 /// `/api/v1/namespaces/{namespace}/services/{name}/proxy[/{path}]`, any method.
@@ -78,7 +77,7 @@ pub(crate) async fn service(
     let endpoints: Endpoints =
         read(&state, "endpoints", &path.namespace, &target.name).unwrap_or_default();
     let backend = service_backend(&service, &endpoints, &target, random)?;
-    relay(backend, prefix(&path, "services"), &path.path, request).await
+    relay(backend, prefix(&path, "services"), request).await
 }
 
 /// RBAC: the verb of the request's method on `<resource>/proxy`, named as in the URL (with
@@ -303,16 +302,19 @@ fn drop_headers(headers: &mut HeaderMap) {
     }
 }
 
-/// Sends `request` to `backend` at `/{rest}` with its query, and answers with the backend's
-/// response. A GET of the target itself without a trailing `/` is redirected to it with one
-/// first, as upstream does, so that relative links resolve under the proxy.
-async fn relay(
-    backend: Backend,
-    prefix: String,
-    rest: &str,
-    request: Request,
-) -> ApiResult<Response> {
+/// What follows `.../proxy/` in a proxy request's `path`, still percent-encoded as sent, so that
+/// an escaped `/` or space reaches the backend as the client wrote it; empty for `.../proxy`.
+fn sent_rest(path: &str) -> &str {
+    // "", "api", "v1", "namespaces", namespace, resource, name, "proxy", then the rest.
+    path.splitn(9, '/').nth(8).unwrap_or_default()
+}
+
+/// Sends `request` to `backend` at the path after `.../proxy`, with its query, and answers with
+/// the backend's response. A GET of the target itself without a trailing `/` is redirected to
+/// it with one first, as upstream does, so that relative links resolve under the proxy.
+async fn relay(backend: Backend, prefix: String, request: Request) -> ApiResult<Response> {
     let query = request.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
+    let rest = sent_rest(request.uri().path()).to_owned();
     let (mut parts, body) = request.into_parts();
     if rest.is_empty()
         && !parts.uri.path().ends_with('/')
@@ -509,6 +511,14 @@ mod tests {
         let two = endpoints(&["127.0.0.1", "127.0.0.5"], &[]);
         let second = service_backend(&service(), &two, &target("web:http"), |n| n - 1).unwrap();
         assert_eq!(second.ip, "127.0.0.5".parse::<IpAddr>().unwrap());
+    }
+
+    #[test]
+    fn the_backend_is_asked_for_the_path_as_sent() {
+        let pods = "/api/v1/namespaces/proxy/pods/web:8080/proxy";
+        assert_eq!(sent_rest(pods), "");
+        assert_eq!(sent_rest(&format!("{pods}/")), "");
+        assert_eq!(sent_rest(&format!("{pods}/a%20b/c%2Fd/")), "a%20b/c%2Fd/");
     }
 
     #[test]
