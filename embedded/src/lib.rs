@@ -20,4 +20,4 @@ pub mod storage;
 pub mod table;
 pub mod validation;
 
-mod trust_any;
+mod container_http;

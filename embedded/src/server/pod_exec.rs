@@ -23,15 +23,14 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 
-use crate::catalog::builtin_resource;
 use crate::node::runtime::attach::{Input, Writer, pty_error};
 use crate::node::runtime::{logs, process};
 
 use super::ApiState;
 use super::errors::{ApiError, ApiResult};
-use super::paths::object_key;
 use super::pod_log::{PROCESS_SCHEME, container_name, container_status};
 use super::rbac;
+use super::read::stored_core;
 use super::users::User;
 
 /// The channel protocols served, preferred first.
@@ -224,13 +223,7 @@ pub(crate) fn running_process(
     container: Option<&str>,
     doing: &str,
 ) -> ApiResult<RunningContainer> {
-    let info = builtin_resource("", "pods").expect("pods are built in");
-    let entry = state
-        .store
-        .get(&object_key(info, namespace, name))
-        .ok_or_else(|| ApiError::not_found("", "pods", name))?;
-    let pod: Pod = serde_json::from_value(Value::clone(&entry.object))
-        .map_err(|e| ApiError::internal(format!("stored pod {name:?} is unreadable: {e}")))?;
+    let pod: Pod = stored_core(state, "pods", namespace, name)?;
     let container = container_name(&pod, name, container)?;
     let status = container_status(&pod, &container);
     let id = status.and_then(|s| s.container_id.as_deref()).unwrap_or_default();

@@ -19,21 +19,17 @@ use axum::extract::{Extension, Path, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use hyper_util::rt::TokioIo;
 use k8s_openapi::api::core::v1::{Endpoints, Pod, Service};
 use rustls::pki_types::ServerName;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
 use super::ApiState;
 use super::errors::{ApiError, ApiResult};
-use super::paths::object_key;
 use super::rbac::{self, Attributes, ResourceAttributes};
+use super::read::stored_core;
 use super::users::User;
-use crate::catalog::builtin_resource;
-use crate::trust_any::TRUST_ANY;
+use crate::container_http;
 
 /// How long connecting to a backend may take (upstream's dial timeout).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -57,7 +53,7 @@ pub(crate) async fn pod(
     authorize(&state, &user, "pods", &path, request.method())?;
     let target = Target::parse(&path.name)
         .ok_or_else(|| ApiError::bad_request(format!("invalid pod request {:?}", path.name)))?;
-    let pod: Pod = read(&state, "pods", &path.namespace, &target.name)?;
+    let pod: Pod = stored_core(&state, "pods", &path.namespace, &target.name)?;
     let backend = pod_backend(&pod, &target)?;
     relay(backend, prefix(&path, "pods"), request).await
 }
@@ -72,10 +68,10 @@ pub(crate) async fn service(
     authorize(&state, &user, "services", &path, request.method())?;
     let target = Target::parse(&path.name)
         .ok_or_else(|| ApiError::bad_request(format!("invalid service request {:?}", path.name)))?;
-    let service: Service = read(&state, "services", &path.namespace, &target.name)?;
+    let service: Service = stored_core(&state, "services", &path.namespace, &target.name)?;
     // A Service without a selector may have Endpoints someone wrote; none at all is no endpoint.
     let endpoints: Endpoints =
-        read(&state, "endpoints", &path.namespace, &target.name).unwrap_or_default();
+        stored_core(&state, "endpoints", &path.namespace, &target.name).unwrap_or_default();
     let backend = service_backend(&service, &endpoints, &target, random)?;
     relay(backend, prefix(&path, "services"), request).await
 }
@@ -89,16 +85,8 @@ fn authorize(
     path: &ProxyPath,
     method: &Method,
 ) -> ApiResult<()> {
-    let verb = match *method {
-        Method::GET | Method::HEAD => "get",
-        Method::POST => "create",
-        Method::PUT => "update",
-        Method::PATCH => "patch",
-        Method::DELETE => "delete",
-        ref other => &other.as_str().to_lowercase(),
-    };
     let asked = Attributes::Resource(ResourceAttributes {
-        verb: verb.into(),
+        verb: rbac::object_verb(method).into_owned(),
         group: String::new(),
         resource: resource.into(),
         subresource: "proxy".into(),
@@ -106,22 +94,6 @@ fn authorize(
         namespace: path.namespace.clone(),
     });
     rbac::check(&state.store, user, &asked)
-}
-
-/// Reads the core/v1 object `resource/name` in `namespace`.
-fn read<T: DeserializeOwned>(
-    state: &ApiState,
-    resource: &str,
-    namespace: &str,
-    name: &str,
-) -> ApiResult<T> {
-    let info = builtin_resource("", resource).expect("a built-in resource");
-    let entry = state
-        .store
-        .get(&object_key(info, namespace, name))
-        .ok_or_else(|| ApiError::not_found("", resource, name))?;
-    serde_json::from_value(serde_json::Value::clone(&entry.object))
-        .map_err(|e| ApiError::internal(format!("stored {resource} {name:?} is unreadable: {e}")))
 }
 
 /// Where the proxy of `resource` `path.name` is served: the prefix of the paths a backend's
@@ -346,31 +318,12 @@ async fn relay(backend: Backend, prefix: String, request: Request) -> ApiResult<
             Ok(Err(error)) => return Err(unreachable(&error)),
             Err(_) => return Err(unreachable(&"connection timed out")),
         };
-    let response = if backend.https {
-        let connector = tokio_rustls::TlsConnector::from(TRUST_ANY.clone());
-        let stream = connector
-            .connect(ServerName::IpAddress(backend.ip.into()), stream)
-            .await
-            .map_err(|e| unreachable(&e))?;
-        send(stream, outbound).await
-    } else {
-        send(stream, outbound).await
-    };
-    let mut response = response.map_err(|e| unreachable(&e))?;
+    let tls = backend.https.then(|| ServerName::IpAddress(backend.ip.into()));
+    let mut response =
+        container_http::send(stream, tls, outbound).await.map_err(|e| unreachable(&e))?;
     drop_headers(response.headers_mut());
     rewrite_location(response.headers_mut(), &backend, &prefix);
     Ok(response.map(Body::new))
-}
-
-/// Sends `request` over `stream` with HTTP/1.1.
-async fn send(
-    stream: impl AsyncRead + AsyncWrite + Send + Unpin + 'static,
-    request: hyper::Request<Body>,
-) -> Result<hyper::Response<hyper::body::Incoming>, hyper::Error> {
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-    tokio::spawn(connection);
-    sender.send_request(request).await
 }
 
 /// Makes a redirect of the backend to one of its own paths (`/login`, or a URL naming the

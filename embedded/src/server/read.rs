@@ -5,9 +5,10 @@ use std::borrow::Cow;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::catalog::{ResourceInfo, Subresource};
+use crate::catalog::{ResourceInfo, Subresource, builtin_resource};
 use crate::selectors::{LabelSelector, field_value};
 use crate::storage::Snapshot;
 use crate::table::{self, IncludeObject};
@@ -15,10 +16,29 @@ use crate::validation::forbidden;
 
 use super::convert::from_stored;
 use super::errors::{ApiError, ApiResult, Cause};
+use super::paths::object_key;
 use super::query::{ContinueToken, Query, VersionMatch};
 use super::{ApiState, ResourceRequest};
 
 /// Refuses field selectors on fields the resource cannot be selected by.
+/// The stored core/v1 object `resource/name` of `namespace`, as its type; a `404` if there is
+/// none.
+pub(crate) fn stored_core<T: DeserializeOwned>(
+    state: &ApiState,
+    resource: &str,
+    namespace: &str,
+    name: &str,
+) -> ApiResult<T> {
+    let info = builtin_resource("", resource).expect("a built-in core resource");
+    let entry = state
+        .store
+        .get(&object_key(info, namespace, name))
+        .ok_or_else(|| ApiError::not_found("", resource, name))?;
+    serde_json::from_value(Value::clone(&entry.object)).map_err(|e| {
+        ApiError::internal(format!("stored {} {name:?} is unreadable: {e}", info.singular))
+    })
+}
+
 pub(crate) fn check_field_selector(info: &ResourceInfo, query: &Query) -> ApiResult<()> {
     if let Some(selector) = &query.fields
         && let Some(field) = selector.fields().find(|field| !info.supports_field(field))

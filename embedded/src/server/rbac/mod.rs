@@ -10,6 +10,8 @@ mod aggregation;
 mod bootstrap;
 mod policy;
 
+use std::borrow::Cow;
+
 use axum::http::Method;
 use k8s_openapi::api::rbac::v1::{PolicyRule, RoleRef, Subject};
 use serde::Deserialize;
@@ -170,17 +172,25 @@ pub(crate) fn request_attributes(request: &ResourceRequest) -> Attributes {
     let target = &request.target;
     let named = target.name.is_some();
     let verb = match request.method {
-        Method::GET if !named && request.query.watch => "watch",
-        Method::GET if !named => "list",
-        Method::GET | Method::HEAD => "get",
-        Method::POST => "create",
-        Method::PUT => "update",
-        Method::PATCH => "patch",
-        Method::DELETE if named => "delete",
-        Method::DELETE => "deletecollection",
-        ref other => return verb_attributes(request, &other.as_str().to_lowercase()),
+        Method::GET if !named && request.query.watch => "watch".into(),
+        Method::GET if !named => "list".into(),
+        Method::DELETE if !named => "deletecollection".into(),
+        ref method => object_verb(method),
     };
-    verb_attributes(request, verb)
+    verb_attributes(request, &verb)
+}
+
+/// The verb of a request with `method` on one object (or a create in a collection): `get` for
+/// GET and HEAD, `create` for POST, `update`, `patch`, `delete`; another method's own name.
+pub(crate) fn object_verb(method: &Method) -> Cow<'static, str> {
+    match *method {
+        Method::GET | Method::HEAD => "get".into(),
+        Method::POST => "create".into(),
+        Method::PUT => "update".into(),
+        Method::PATCH => "patch".into(),
+        Method::DELETE => "delete".into(),
+        ref other => other.as_str().to_lowercase().into(),
+    }
 }
 
 fn verb_attributes(request: &ResourceRequest, verb: &str) -> Attributes {

@@ -19,11 +19,10 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use k8s_openapi::api::core::v1::{Container, HTTPGetAction, Probe};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use rustls::pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
+use crate::container_http::{self, HttpError};
 use crate::node::runtime::process;
-use crate::trust_any::TRUST_ANY;
 
 /// How much of an exec probe's output a failure keeps (upstream's limit).
 const OUTPUT_LIMIT: usize = 10 * 1024;
@@ -158,7 +157,7 @@ async fn get(
     port: u16,
     path: &str,
     headers: &[(String, String)],
-) -> Result<u16, Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<u16, HttpError> {
     let stream = TcpStream::connect((host, port)).await?;
     let mut request = hyper::Request::get(path)
         .header(hyper::header::HOST, format!("{host}:{port}"))
@@ -167,26 +166,8 @@ async fn get(
         request = request.header(name, value);
     }
     let request = request.body(Empty::<Bytes>::new())?;
-    let status = if tls {
-        let name = ServerName::try_from(host.to_owned())?;
-        let stream =
-            tokio_rustls::TlsConnector::from(TRUST_ANY.clone()).connect(name, stream).await?;
-        send(stream, request).await?
-    } else {
-        send(stream, request).await?
-    };
-    Ok(status)
-}
-
-/// Sends `request` over `stream` with HTTP/1.1; the response's status code.
-async fn send(
-    stream: impl AsyncRead + AsyncWrite + Send + Unpin + 'static,
-    request: hyper::Request<Empty<Bytes>>,
-) -> Result<u16, hyper::Error> {
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-    tokio::spawn(connection);
-    Ok(sender.send_request(request).await?.status().as_u16())
+    let name = tls.then(|| ServerName::try_from(host.to_owned())).transpose()?;
+    Ok(container_http::send(stream, name, request).await?.status().as_u16())
 }
 
 /// `grpc.health.v1.HealthCheckRequest`.

@@ -1,13 +1,56 @@
-//! TLS to containers' own servers (HTTPS probes, the `proxy` subresource's `https:` targets)
-//! without checking their certificates, as a kubelet and the Kubernetes API server reach them:
-//! a container's certificate is rarely one this machine trusts.
+//! HTTP/1.1 requests to containers' own servers (`httpGet` probes, the `proxy` subresource), over
+//! TLS without checking their certificates, as a kubelet and the Kubernetes API server reach
+//! them: a container's certificate is rarely one this machine trusts.
 
 use std::sync::{Arc, LazyLock};
 
+use hyper::body::{Body, Incoming};
+use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+
+/// Why a request to a container's server failed.
+pub(crate) type HttpError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Sends `request` over `stream` with HTTP/1.1, over TLS with the server `tls` names when it
+/// names one (whatever certificate it shows).
+pub(crate) async fn send<B>(
+    stream: TcpStream,
+    tls: Option<ServerName<'static>>,
+    request: hyper::Request<B>,
+) -> Result<hyper::Response<Incoming>, HttpError>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<HttpError>,
+{
+    match tls {
+        Some(name) => {
+            let connector = tokio_rustls::TlsConnector::from(TRUST_ANY.clone());
+            send_over(connector.connect(name, stream).await?, request).await
+        }
+        None => send_over(stream, request).await,
+    }
+}
+
+async fn send_over<B>(
+    stream: impl AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    request: hyper::Request<B>,
+) -> Result<hyper::Response<Incoming>, HttpError>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<HttpError>,
+{
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(connection);
+    Ok(sender.send_request(request).await?)
+}
 
 /// A TLS client that takes any certificate.
-pub(crate) static TRUST_ANY: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
+static TRUST_ANY: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
