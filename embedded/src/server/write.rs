@@ -866,10 +866,10 @@ pub(crate) async fn delete_with(
 ) -> ApiResult<Deleted> {
     let name = meta_str(&current.object, "name").unwrap_or_default();
     check_deletable(info, name)?;
+    let propagation = options.propagation.unwrap_or(Propagation::Background);
     let mut current = current.clone();
     for _ in 0..PATCH_ATTEMPTS {
         check_delete_preconditions(info, name, &current, options)?;
-        let propagation = options.propagation.unwrap_or(Propagation::Background);
         let deleted = delete_entry(
             &state.store,
             info,
