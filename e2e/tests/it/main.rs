@@ -6,6 +6,7 @@ mod api_events;
 mod autotune;
 mod bench;
 mod builtin_kinds;
+mod certificates;
 mod cli;
 mod clinical;
 mod crash;

@@ -211,8 +211,8 @@ fn event_columns() -> Vec<PrinterColumn> {
 
 pub(super) fn all() -> Vec<ResourceInfo> {
     use Subresource::{
-        Attach, EphemeralContainers, Eviction, Exec, Finalize, Log, PortForward, Proxy, Status,
-        Token,
+        Approval, Attach, EphemeralContainers, Eviction, Exec, Finalize, Log, PortForward, Proxy,
+        Status, Token,
     };
     let pod_fields = [
         "spec.nodeName",
@@ -746,10 +746,11 @@ pub(super) fn all() -> Vec<ResourceInfo> {
         res("node.k8s.io", "runtimeclasses", "runtimeclass", "RuntimeClass", false)
             .cols(vec![col("Handler", "string", ".handler", "The container runtime handler."), age()])
             .with_schema(builtin_schema::<node::v1::RuntimeClass>),
-        // Stored only: no signer or approver runs here.
+        // Approved requests for `kubernetes.io/kube-apiserver-client` are signed by the CA
+        // (server/certificates.rs); no other signer runs here.
         res("certificates.k8s.io", "certificatesigningrequests", "certificatesigningrequest", "CertificateSigningRequest", false)
             .short(&["csr"])
-            .subs(vec![Status])
+            .subs(vec![Status, Approval])
             .cols(vec![
                 age(),
                 col("SignerName", "string", "computed:or-none:.spec.signerName", "The signer asked to sign."),

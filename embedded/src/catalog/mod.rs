@@ -161,6 +161,9 @@ pub enum Subresource {
     EphemeralContainers,
     /// `/finalize` (namespaces only): the namespace, whose `spec.finalizers` alone change.
     Finalize,
+    /// `/approval` (CertificateSigningRequests only): the request, whose `Approved` and
+    /// `Denied` conditions alone change.
+    Approval,
 }
 
 impl Subresource {
@@ -178,6 +181,7 @@ impl Subresource {
             Subresource::Proxy(_) => "proxy",
             Subresource::EphemeralContainers => "ephemeralcontainers",
             Subresource::Finalize => "finalize",
+            Subresource::Approval => "approval",
         }
     }
 
@@ -195,16 +199,18 @@ impl Subresource {
             Subresource::Status
             | Subresource::Log
             | Subresource::EphemeralContainers
-            | Subresource::Finalize => None,
+            | Subresource::Finalize
+            | Subresource::Approval => None,
         }
     }
 
     /// Verbs served on the subresource.
     pub fn verbs(&self) -> &'static [&'static str] {
         match self {
-            Subresource::Status | Subresource::Scale { .. } | Subresource::EphemeralContainers => {
-                &["get", "patch", "update"]
-            }
+            Subresource::Status
+            | Subresource::Scale { .. }
+            | Subresource::EphemeralContainers
+            | Subresource::Approval => &["get", "patch", "update"],
             Subresource::Log => &["get"],
             Subresource::Finalize => &["update"],
             Subresource::Token | Subresource::Eviction => &["create"],

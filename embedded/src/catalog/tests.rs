@@ -109,7 +109,7 @@ fn builtins_have_scope_short_names_and_subresources() {
             "CertificateSigningRequest",
             false,
             &["csr"],
-            &["status"],
+            &["status", "approval"],
             false,
         ),
         (

@@ -325,6 +325,9 @@ pub(crate) fn add_paths(paths: &mut Map<String, Value>, info: &ResourceInfo) {
             Subresource::Status => {
                 item_ops(format!("{item}/status"), "Status", &gvk, &kind_ref, false)
             }
+            Subresource::Approval => {
+                item_ops(format!("{item}/approval"), "Approval", &gvk, &kind_ref, false)
+            }
             Subresource::Scale { .. } => item_ops(
                 format!("{item}/scale"),
                 "Scale",

@@ -18,6 +18,10 @@ use k8s_pb::api::authorization::v1::{
 use k8s_pb::api::batch::v1::{
     Job, JobSpec, JobStatus, PodFailurePolicy, PodFailurePolicyRule, SuccessPolicy,
 };
+use k8s_pb::api::certificates::v1::{
+    CertificateSigningRequest, CertificateSigningRequestCondition, CertificateSigningRequestSpec,
+    CertificateSigningRequestStatus, ExtraValue,
+};
 use k8s_pb::api::core::v1::{
     ConfigMap, ConfigMapEnvSource, ConfigMapProjection, ConfigMapVolumeSource, Container,
     ContainerPort, DownwardAPIProjection, DownwardAPIVolumeFile, DownwardAPIVolumeSource,
@@ -32,8 +36,8 @@ use k8s_pb::api::core::v1::{
 use k8s_pb::api::rbac::v1::{PolicyRule, Role};
 use k8s_pb::apimachinery::pkg::api::resource::Quantity;
 use k8s_pb::apimachinery::pkg::apis::meta::v1::{
-    DeleteOptions, LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference,
-    Preconditions, Time,
+    DeleteOptions, FieldsV1, LabelSelector, LabelSelectorRequirement, ManagedFieldsEntry,
+    ObjectMeta, OwnerReference, Preconditions, Time,
 };
 use k8s_pb::apimachinery::pkg::runtime::{TypeMeta, Unknown};
 use k8s_pb::apimachinery::pkg::util::intstr::IntOrString;
@@ -175,6 +179,200 @@ fn an_access_review_as_kubectl_auth_can_i_sends_it() {
             "spec": {"resourceAttributes": {"namespace": "default", "verb": "create", "resource": "pods"}}}),
         "the status is the server's to give"
     );
+}
+
+/// What `kubectl certificate approve` PUTs to `certificatesigningrequests/NAME/approval`: the
+/// object as read from the server with an `Approved` condition added (Go writes every field it
+/// holds by value, so the empty strings and the zero `lastTransitionTime` are on the wire too).
+fn approved_csr() -> CertificateSigningRequest {
+    CertificateSigningRequest {
+        metadata: Some(ObjectMeta {
+            name: Some("alice".into()),
+            generate_name: Some(String::new()),
+            namespace: Some(String::new()),
+            self_link: Some(String::new()),
+            uid: Some("6f1c0d2e-8b7a-4c1d-9e2f-3a4b5c6d7e8f".into()),
+            resource_version: Some("812".into()),
+            generation: Some(0),
+            creation_timestamp: Some(Time { seconds: Some(1_700_000_000), nanos: Some(0) }),
+            managed_fields: vec![ManagedFieldsEntry {
+                manager: Some("kubectl-create".into()),
+                operation: Some("Update".into()),
+                api_version: Some("certificates.k8s.io/v1".into()),
+                time: Some(Time { seconds: Some(1_700_000_000), nanos: Some(0) }),
+                fields_type: Some("FieldsV1".into()),
+                fields_v1: Some(FieldsV1 {
+                    raw: Some(br#"{"f:spec":{"f:request":{},"f:signerName":{}}}"#.to_vec()),
+                }),
+                subresource: Some(String::new()),
+            }],
+            ..Default::default()
+        }),
+        spec: Some(CertificateSigningRequestSpec {
+            request: Some(
+                b"-----BEGIN CERTIFICATE REQUEST-----\nMIIBVDCB\n-----END CERTIFICATE REQUEST-----\n"
+                    .to_vec(),
+            ),
+            signer_name: Some("kubernetes.io/kube-apiserver-client".into()),
+            expiration_seconds: Some(86_400),
+            usages: vec!["client auth".into()],
+            username: Some("kubernetes-admin".into()),
+            uid: Some(String::new()),
+            groups: vec!["kubeadm:cluster-admins".into(), "system:authenticated".into()],
+            extra: BTreeMap::from([(
+                "authentication.kubernetes.io/credential-id".into(),
+                ExtraValue { items: vec!["X509SHA256=3c5f".into()] },
+            )]),
+        }),
+        status: Some(CertificateSigningRequestStatus {
+            conditions: vec![CertificateSigningRequestCondition {
+                r#type: Some("Approved".into()),
+                status: Some("True".into()),
+                reason: Some("KubectlApprove".into()),
+                message: Some("This CSR was approved by kubectl certificate approve.".into()),
+                // metav1.Now() carries nanoseconds; JSON has whole seconds.
+                last_update_time: Some(Time {
+                    seconds: Some(1_700_000_600),
+                    nanos: Some(123_000_000),
+                }),
+                last_transition_time: Some(Time::default()),
+            }],
+            certificate: None,
+        }),
+    }
+}
+
+#[test]
+fn a_csr_as_kubectl_certificate_approve_sends_it() {
+    let api_version = "certificates.k8s.io/v1";
+    let body = body(api_version, "CertificateSigningRequest", &approved_csr());
+    assert_eq!(
+        decode(&body).unwrap(),
+        json!({
+            "apiVersion": api_version,
+            "kind": "CertificateSigningRequest",
+            "metadata": {
+                "name": "alice",
+                "uid": "6f1c0d2e-8b7a-4c1d-9e2f-3a4b5c6d7e8f",
+                "resourceVersion": "812",
+                "creationTimestamp": "2023-11-14T22:13:20Z",
+                "managedFields": [{
+                    "manager": "kubectl-create",
+                    "operation": "Update",
+                    "apiVersion": "certificates.k8s.io/v1",
+                    "time": "2023-11-14T22:13:20Z",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:spec": {"f:request": {}, "f:signerName": {}}},
+                }],
+            },
+            "spec": {
+                "request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlJQlZEQ0IKLS0tLS1FTkQgQ0VSVElGSUNBVEUgUkVRVUVTVC0tLS0tCg==",
+                "signerName": "kubernetes.io/kube-apiserver-client",
+                "expirationSeconds": 86400,
+                "usages": ["client auth"],
+                "username": "kubernetes-admin",
+                "groups": ["kubeadm:cluster-admins", "system:authenticated"],
+                "extra": {"authentication.kubernetes.io/credential-id": ["X509SHA256=3c5f"]},
+            },
+            "status": {
+                "conditions": [{
+                    "type": "Approved",
+                    "status": "True",
+                    "reason": "KubectlApprove",
+                    "message": "This CSR was approved by kubectl certificate approve.",
+                    "lastUpdateTime": "2023-11-14T22:23:20Z",
+                    "lastTransitionTime": null,
+                }],
+            },
+        })
+    );
+}
+
+/// The zero spec as Go writes it (`request` is `null` when nil, `signerName` always there), and
+/// an issued certificate in base64 beside a denial's condition with only its required fields.
+#[test]
+fn a_csr_with_a_certificate_and_a_zero_spec() {
+    let csr = CertificateSigningRequest {
+        metadata: named("bob"),
+        spec: Some(CertificateSigningRequestSpec {
+            signer_name: Some(String::new()),
+            username: Some(String::new()),
+            uid: Some(String::new()),
+            ..Default::default()
+        }),
+        status: Some(CertificateSigningRequestStatus {
+            conditions: vec![CertificateSigningRequestCondition {
+                r#type: Some("Denied".into()),
+                status: Some("True".into()),
+                ..Default::default()
+            }],
+            certificate: Some(
+                b"-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n".to_vec(),
+            ),
+        }),
+    };
+    let api_version = "certificates.k8s.io/v1";
+    assert_eq!(
+        decode(&body(api_version, "CertificateSigningRequest", &csr)).unwrap(),
+        json!({
+            "apiVersion": api_version,
+            "kind": "CertificateSigningRequest",
+            "metadata": {"name": "bob", "creationTimestamp": null},
+            "spec": {"request": null, "signerName": ""},
+            "status": {
+                "conditions": [{"type": "Denied", "status": "True", "lastUpdateTime": null,
+                    "lastTransitionTime": null}],
+                "certificate": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUMKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=",
+            },
+        })
+    );
+    // Nothing set at all: the structs are still written, and an empty request is `""`.
+    let empty = CertificateSigningRequest {
+        spec: Some(CertificateSigningRequestSpec { request: Some(vec![]), ..Default::default() }),
+        ..Default::default()
+    };
+    assert_eq!(
+        decode(&body(api_version, "CertificateSigningRequest", &empty)).unwrap(),
+        json!({"apiVersion": api_version, "kind": "CertificateSigningRequest",
+            "metadata": {"creationTimestamp": null},
+            "spec": {"request": "", "signerName": ""}, "status": {}})
+    );
+}
+
+#[test]
+fn a_csr_with_a_field_number_unknown_to_k8s_pb_is_refused() {
+    let api_version = "certificates.k8s.io/v1";
+    // Field 99, varint 1, at the top level.
+    let mut raw = approved_csr().encode_to_vec();
+    raw.extend([0x98, 0x06, 0x01]);
+    let (kind, field) = unsupported(&envelope(api_version, "CertificateSigningRequest", raw));
+    assert_eq!(kind, "CertificateSigningRequest");
+    assert!(field.contains("unknown"), "{field}");
+    // And in a condition, two messages down (status field 3, conditions field 1).
+    let length_delimited = |tag: u8, bytes: Vec<u8>| {
+        let mut out = vec![tag, u8::try_from(bytes.len()).unwrap()];
+        out.extend(bytes);
+        out
+    };
+    let mut condition = CertificateSigningRequestCondition {
+        r#type: Some("Denied".into()),
+        status: Some("True".into()),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    condition.extend([0x98, 0x06, 0x01]);
+    let status = length_delimited(0x0a, condition);
+    // (With a signer: an empty string anywhere in the JSON turns the length check off.)
+    let spec = CertificateSigningRequestSpec {
+        request: Some(b"csr".to_vec()),
+        signer_name: Some("example.com/signer".into()),
+        ..Default::default()
+    };
+    let csr = CertificateSigningRequest { metadata: named("bob"), spec: Some(spec), status: None };
+    let mut raw = csr.encode_to_vec();
+    raw.extend(length_delimited(0x1a, status));
+    let (_, field) = unsupported(&envelope(api_version, "CertificateSigningRequest", raw));
+    assert!(field.contains("unknown"), "{field}");
 }
 
 #[test]

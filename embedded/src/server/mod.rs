@@ -2,6 +2,8 @@
 //! discovery, OpenAPI, tables, admission and garbage collection, behind TLS and a bearer token.
 
 mod admission;
+mod certificates;
+mod client_certs;
 mod convert;
 mod defaults;
 mod discovery_routes;
@@ -53,8 +55,6 @@ use axum::http::{HeaderMap, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
-use axum_server::accept::NoDelayAcceptor;
-use axum_server::tls_rustls::RustlsAcceptor;
 
 use subtle::ConstantTimeEq;
 
@@ -263,15 +263,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     root_ca::spawn(store.clone(), state.ca_pem.clone());
     token_secrets::spawn(store.clone(), state.tokens.clone(), state.ca_pem.clone());
     rbac::spawn_aggregation(store.clone());
+    certificates::spawn(store.clone(), &credentials.ca_pem, &credentials.ca_key_pem)
+        .map_err(StartError::Tls)?;
     let app = router(state);
 
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let tls = axum_server::tls_rustls::RustlsConfig::from_pem(
-        credentials.cert_pem.clone().into_bytes(),
-        credentials.key_pem.clone().into_bytes(),
-    )
-    .await
-    .map_err(|e| StartError::Tls(e.to_string()))?;
+    let tls = client_certs::tls_config(&credentials).map_err(StartError::Tls)?;
     let listener = std::net::TcpListener::bind(config.bind)
         .map_err(|source| StartError::Bind { addr: config.bind, source })?;
     listener
@@ -283,7 +280,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let handle = axum_server::Handle::new();
     // Segments go out as written (`TCP_NODELAY`, as Go's API server has it): a watch event is
     // not held back waiting for the acknowledgement of the one before.
-    let acceptor = RustlsAcceptor::new(tls).acceptor(NoDelayAcceptor::new());
+    let acceptor = client_certs::PeerAcceptor::new(tls);
     let server = axum_server::from_tcp(listener)
         .map_err(|source| StartError::Bind { addr, source })?
         .acceptor(acceptor)
@@ -346,10 +343,10 @@ async fn method_not_allowed(request: Request) -> ApiError {
     ApiError::method_not_allowed(request.method().as_str(), request.uri().path())
 }
 
-/// Refuses requests without the admin bearer token (compared in constant time) or a service
-/// account token the server accepts; applies impersonation headers; authorizes requests for
-/// discovery and OpenAPI (resource requests are authorized once their path is resolved); and
-/// tells the handlers who the request is from.
+/// Refuses requests without the admin bearer token (compared in constant time), a service
+/// account token the server accepts or a client certificate issued by its CA; applies
+/// impersonation headers; authorizes requests for discovery and OpenAPI (resource requests are
+/// authorized once their path is resolved); and tells the handlers who the request is from.
 async fn authenticate(State(state): State<ApiState>, mut request: Request, next: Next) -> Response {
     let presented = request
         .headers()
@@ -357,7 +354,15 @@ async fn authenticate(State(state): State<ApiState>, mut request: Request, next:
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or_default();
-    let user = state.authenticate(presented, &[tokens::ISSUER]).map(|(user, _)| user);
+    // A bearer token, else the client certificate of the connection.
+    let user = match presented {
+        "" => request
+            .extensions()
+            .get::<client_certs::PeerUser>()
+            .and_then(|p| p.0.as_deref())
+            .cloned(),
+        _ => state.authenticate(presented, &[tokens::ISSUER]).map(|(user, _)| user),
+    };
     let Some(user) = user else { return ApiError::unauthorized().into_response() };
     let checked = impersonation::apply(&state.store, user, request.headers()).and_then(|user| {
         let path = request.uri().path();

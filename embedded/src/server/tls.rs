@@ -35,6 +35,8 @@ pub enum CredentialsError {
 pub struct Credentials {
     /// The CA certificate, for clients' kubeconfig.
     pub ca_pem: String,
+    /// The CA's key, which signs the serving certificate and approved client certificates.
+    pub ca_key_pem: String,
     /// The serving certificate.
     pub cert_pem: String,
     /// The serving key.
@@ -92,11 +94,13 @@ pub fn load_or_create(dir: &Path, extra_ips: &[IpAddr]) -> Result<Credentials, C
         }
     };
 
+    let ca_key_pem = ca_key.serialize_pem();
     let issuer = Issuer::new(ca_params, ca_key);
     let server_key = KeyPair::generate()?;
     let server_cert = serving_params(extra_ips)?.signed_by(&server_key, &issuer)?;
     Ok(Credentials {
         ca_pem,
+        ca_key_pem,
         cert_pem: server_cert.pem(),
         key_pem: server_key.serialize_pem(),
         token,

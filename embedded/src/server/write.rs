@@ -25,7 +25,7 @@ use super::paths::object_key;
 use super::query::Query;
 use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
 use super::{ApiState, ResourceRequest};
-use super::{ephemeral, priority, quota, rbac, root_ca, service_accounts};
+use super::{certificates, ephemeral, priority, quota, rbac, root_ca, service_accounts};
 
 /// How often a write without a `resourceVersion` precondition (a patch, a scale, a deletion) is
 /// tried when other writers keep getting in between.
@@ -175,7 +175,7 @@ fn store_error<'a>(info: &'a ResourceInfo, name: &'a str) -> impl Fn(StoreError)
 async fn create_object(
     state: &ApiState,
     request: &ResourceRequest,
-    object: Value,
+    mut object: Value,
     track: bool,
 ) -> ApiResult<Response> {
     let info = &request.target.info;
@@ -185,6 +185,9 @@ async fn create_object(
     // objects can still be read, changed and deleted, so that their finalizers can run.
     if !info.builtin && !info.verbs.iter().any(|v| v == "create") {
         return Err(ApiError::terminating_crd(&info.group, &info.resource));
+    }
+    if certificates::is_request(info) {
+        certificates::record_requestor(&request.user, &mut object);
     }
     let admitted = admit(&served, info, object, None, request.query.field_validation)?;
     let mut object = admitted.object;
@@ -280,11 +283,21 @@ async fn store_update(
     let old = from_stored(info, &current.object);
     let name = meta_str(&old, "name").unwrap_or_default().to_owned();
     let now = now_rfc3339();
-    let merged_through = subresource.filter(|s| ["status", ephemeral::SUBRESOURCE].contains(s));
-    let new = prepare_update(info, merged_through, &old, new)?;
+    // An approval is merged as a status write, then narrowed to its conditions.
+    let merged_through = match subresource {
+        Some(certificates::APPROVAL) => Some("status"),
+        other => other.filter(|s| ["status", ephemeral::SUBRESOURCE].contains(s)),
+    };
+    let mut new = prepare_update(info, merged_through, &old, new)?;
+    if certificates::is_request(info) {
+        new = certificates::merge_update(subresource, &old, new, &now);
+    }
     let served = state.registry.served();
     let admitted = admit(&served, info, new, Some(&old), request.query.field_validation)?;
     let mut new = admitted.object;
+    if certificates::is_request(info) {
+        certificates::check_approver(&state.store, &request.user, &old, &new)?;
+    }
     count_generation(info, &old, &mut new);
     if is_crd(info) {
         establish_crd(&mut new, &now);
@@ -375,17 +388,14 @@ fn same_except(a: &Map<String, Value>, b: &Map<String, Value>, skip: &[&str]) ->
         && a.iter().filter(|(k, _)| !skip.contains(&k.as_str())).all(|(k, v)| b.get(k) == Some(v))
 }
 
-/// `PUT` of an object, its `/status`, a pod's `/ephemeralcontainers` or a namespace's
-/// `/finalize`.
+/// `PUT` of an object, its `/status`, a pod's `/ephemeralcontainers`, a namespace's
+/// `/finalize` or a CertificateSigningRequest's `/approval`.
 pub(crate) async fn update(state: &ApiState, request: ResourceRequest) -> ApiResult<Response> {
     let info = request.target.info.clone();
     let name = request.target.object_name("update")?.to_owned();
-    if request
-        .target
-        .subresource
-        .as_deref()
-        .is_some_and(|s| s != "status" && s != ephemeral::SUBRESOURCE && s != FINALIZE)
-    {
+    if request.target.subresource.as_deref().is_some_and(|s| {
+        !["status", ephemeral::SUBRESOURCE, FINALIZE, certificates::APPROVAL].contains(&s)
+    }) {
         return Err(ApiError::method_not_allowed("update", &info.resource));
     }
     let mut body = body(&request)?;

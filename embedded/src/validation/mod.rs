@@ -29,12 +29,12 @@ use kube_cel::RootContext;
 use serde_json::Value;
 
 pub(crate) use decode::type_mismatch;
-pub(crate) use errors::{Bad, duplicate, forbidden, not_found, required};
+pub(crate) use errors::{Bad, duplicate, forbidden, invalid, not_found, not_supported, required};
 pub use errors::{FieldError, FieldErrorKind, FieldErrors};
 pub(crate) use prune::prune;
 pub use structural::structural_problems;
 
-use errors::{invalid, type_invalid};
+use errors::type_invalid;
 use schema::json_type;
 
 /// Why a [`SchemaValidator`] could not be built.

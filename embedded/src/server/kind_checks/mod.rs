@@ -1,13 +1,14 @@
 //! What the Kubernetes API server validates per built-in kind, beyond what `object_checks`
 //! checks on every object: workloads' selectors and pod templates, pods' containers, the keys
-//! and immutability of ConfigMaps and Secrets, Secret types, Service ports, CronJob schedules
-//! and ResourceQuotas' limits and scopes, with upstream's causes; and, in [`updates`], what an
+//! and immutability of ConfigMaps and Secrets, Secret types, Service ports, CronJob schedules,
+//! ResourceQuotas' limits and scopes and CertificateSigningRequests, with upstream's causes; and, in [`updates`], what an
 //! update may not change.
 //!
 //! On an update, a cause the stored object already had is not the update's doing and is
 //! dropped: an object stored before a check existed can still be changed (its finalizers
 //! removed, its replicas scaled), as long as the change adds no problem.
 
+pub(super) mod certificates;
 mod resource_quota;
 mod updates;
 
@@ -87,6 +88,9 @@ fn kind_problems(info: &ResourceInfo, object: &Value, old: Option<&Value>) -> Ve
             with_update(Vec::new(), old, |old| claim_update(info, object, old))
         }
         ("", "resourcequotas") => resource_quota(object),
+        ("certificates.k8s.io", "certificatesigningrequests") => {
+            certificates::certificate_signing_request(object, old)
+        }
         _ => Vec::new(),
     }
 }
