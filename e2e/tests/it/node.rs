@@ -927,9 +927,37 @@ fn a_daemonset_lands_on_matching_nodes_and_follows_new_ones() {
 }
 
 fn gpu_pod(name: &str) -> String {
+    gpu_pod_of(name, None)
+}
+
+/// A pod asking for a GPU, of PriorityClass `class` if given.
+fn gpu_pod_of(name: &str, class: Option<&str>) -> String {
+    let class = class.map(|c| format!("  priorityClassName: {c}\n")).unwrap_or_default();
     format!(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: main\n    image: vllm/vllm-openai\n    resources:\n      limits: {{nvidia.com/gpu: 1}}\n"
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n{class}  containers:\n  - name: main\n    image: vllm/vllm-openai\n    resources:\n      limits: {{nvidia.com/gpu: 1}}\n"
     )
+}
+
+#[test]
+fn a_pod_of_higher_priority_preempts_one_of_lower_priority() {
+    let k = Keelson::up_with(&FAST);
+    k.ok(&["create", "priorityclass", "low", "--value=100"]);
+    k.ok(&["create", "priorityclass", "high", "--value=1000"]);
+    k.apply(
+        "gpu-node.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-1\nstatus:\n  capacity: {nvidia.com/gpu: \"1\"}\n",
+    );
+    k.apply("low.yaml", &gpu_pod_of("low", Some("low")));
+    eventually(30, "low on gpu-1", || k.jsonpath("pod", "low", "{.spec.nodeName}") == "gpu-1");
+    k.apply("same.yaml", &gpu_pod_of("same", Some("low")));
+    k.apply("high.yaml", &gpu_pod_of("high", Some("high")));
+    let high = k.jsonpath("pod", "high", "{.metadata.uid}");
+    eventually(60, "high on gpu-1", || k.jsonpath("pod", "high", "{.spec.nodeName}") == "gpu-1");
+    eventually(30, "low gone", || !k.kubectl(&["get", "pod", "low"]).status.success());
+    let events = k.ok(&["get", "events", "--field-selector=reason=Preempted"]);
+    assert!(events.contains(&format!("Preempted by pod {high} on node gpu-1")), "{events}");
+    // A pod of the same priority as the one on the GPU waits rather than preempting it.
+    assert_eq!(k.jsonpath("pod", "same", "{.spec.nodeName}"), "");
 }
 
 #[test]

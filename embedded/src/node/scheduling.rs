@@ -1,7 +1,8 @@
 //! The scheduler's loop: watches pods and nodes, places each pending pod with the pure
 //! [`scheduler::Cluster`](super::scheduler::Cluster), binds it, or marks it unschedulable with a
-//! `FailedScheduling` event.
+//! `FailedScheduling` event and, where evicting pods of lower priority makes room, preempts them.
 
+use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use futures::{FutureExt, StreamExt, stream};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod, PodCondition};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Patch, PatchParams};
+use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::Store;
 use kube::{Api, Client, Resource, ResourceExt};
@@ -100,9 +101,18 @@ impl Scheduler {
         if pending.is_empty() {
             return Outcome::Done;
         }
+        // As kube-scheduler's queue orders them: higher priority first, then older first.
         pending.sort_by(|a, b| {
-            (&a.metadata.creation_timestamp, a.metadata.name.as_deref())
-                .cmp(&(&b.metadata.creation_timestamp, b.metadata.name.as_deref()))
+            (
+                Reverse(scheduler::priority(a)),
+                &a.metadata.creation_timestamp,
+                a.metadata.name.as_deref(),
+            )
+                .cmp(&(
+                    Reverse(scheduler::priority(b)),
+                    &b.metadata.creation_timestamp,
+                    b.metadata.name.as_deref(),
+                ))
         });
         let nodes: Vec<Node> = nodes.state().iter().map(|n| Node::clone(n)).collect();
         let namespaces: NamespaceLabels =
@@ -128,6 +138,13 @@ impl Scheduler {
             }
         }
         let mut outcome = if refusals.is_empty() { Outcome::Done } else { Outcome::Unschedulable };
+        // One preemption per pass, for the most important pod that fits nowhere: the next pass
+        // sees its victims going.
+        let preemption =
+            refusals.iter().find_map(|(pod, _)| cluster.preemption(pod).map(|p| (*pod, p)));
+        if let Some((pod, preemption)) = preemption {
+            self.preempt(pod, preemption).await;
+        }
         let this = &*self;
         let bound: Vec<Option<(String, String)>> = stream::iter(binds)
             .map(|(pod, node)| async move {
@@ -189,6 +206,60 @@ impl Scheduler {
         true
     }
 
+    /// Nominates `pod` for the preemption's node and evicts its victims there, each marked as
+    /// upstream marks them (a `DisruptionTarget` condition, a `Preempted` event).
+    async fn preempt(&self, pod: &Pod, preemption: scheduler::Preemption<'_>) {
+        let api: Api<Pod> =
+            Api::namespaced(self.client.clone(), &pod.namespace().unwrap_or_default());
+        let node = preemption.node.as_str();
+        let nominate = |current: &Pod| {
+            let nominated = current.status.as_ref().and_then(|s| s.nominated_node_name.as_deref());
+            (nominated != Some(node)).then(|| json!({ "nominatedNodeName": node }))
+        };
+        if let Err(error) =
+            pod_status::update(&api, &pod.name_any(), pod.uid().as_deref(), nominate).await
+        {
+            tracing::debug!(pod = %pod.name_any(), %error, "nominating a pod failed");
+        }
+        let preemptor = pod.uid().unwrap_or_default();
+        for victim in preemption.victims {
+            let api: Api<Pod> =
+                Api::namespaced(self.client.clone(), &victim.namespace().unwrap_or_default());
+            let name = victim.name_any();
+            let mark = |current: &Pod| {
+                let mut conditions =
+                    current.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+                conditions.retain(|c| c.type_ != "DisruptionTarget");
+                conditions.push(PodCondition {
+                    type_: "DisruptionTarget".into(),
+                    status: "True".into(),
+                    reason: Some("PreemptionByScheduler".into()),
+                    message: Some(format!(
+                        "{DEFAULT_SCHEDULER}: preempting to accommodate a higher priority pod"
+                    )),
+                    last_transition_time: Some(Time(jiff::Timestamp::now())),
+                    ..PodCondition::default()
+                });
+                Some(json!({ "conditions": conditions }))
+            };
+            let uid = victim.uid();
+            let marked = pod_status::update(&api, &name, uid.as_deref(), mark).await;
+            let params = DeleteParams {
+                preconditions: Some(Preconditions { uid: uid.clone(), resource_version: None }),
+                ..DeleteParams::default()
+            };
+            match (marked, api.delete(&name, &params).await) {
+                (Ok(true), Ok(_)) => {
+                    let note = format!("Preempted by pod {preemptor} on node {node}");
+                    self.record(victim, EventType::Normal, "Preempted", note).await;
+                }
+                (marked, deleted) => {
+                    tracing::debug!(pod = %name, ?marked, error = ?deleted.err(), "preempting a pod failed")
+                }
+            }
+        }
+    }
+
     /// Marks the pod `PodScheduled=False` (`Unschedulable`) and says why in an event, once per
     /// distinct reason.
     async fn unschedulable(&self, pod: &Pod, message: &str) {
@@ -242,7 +313,12 @@ impl Scheduler {
             type_,
             reason: reason.into(),
             note: Some(note),
-            action: if reason == "Scheduled" { "Binding" } else { "Scheduling" }.into(),
+            action: match reason {
+                "Scheduled" => "Binding",
+                "Preempted" => "Preempting",
+                _ => "Scheduling",
+            }
+            .into(),
             secondary: None,
         };
         if let Err(error) = self.recorder.publish(&event, &pod.object_ref(&())).await {

@@ -3,9 +3,11 @@
 //! requests against what the node has left, topology spread constraints (`spread.rs`) and
 //! inter-pod affinity and anti-affinity (`affinity.rs`). Scores (`score.rs`), weighted as
 //! upstream weighs them: least allocated, preferred node affinity, `PreferNoSchedule` taints,
-//! preferred inter-pod affinity and `ScheduleAnyway` spreading.
+//! preferred inter-pod affinity and `ScheduleAnyway` spreading. A pod that fits nowhere may
+//! preempt pods of lower priority (`preemption.rs`).
 
 mod affinity;
+mod preemption;
 mod score;
 mod spread;
 
@@ -17,6 +19,8 @@ use k8s_openapi::api::core::v1::{
     Container, Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodSpec, Taint, Toleration,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
+
+pub use preemption::{Preemption, priority};
 
 use super::pods::{is_terminal, node_name};
 use super::quantity::{add, milli_values};
@@ -312,6 +316,7 @@ impl<'a> Placed<'a> {
 }
 
 /// One node and the requests of the unfinished pods bound to it.
+#[derive(Clone)]
 struct NodeLoad<'a> {
     node: &'a Node,
     name: &'a str,

@@ -679,3 +679,70 @@ fn preferences_outweigh_free_room() {
     });
     assert_eq!(place::<Pod>(&tolerant, &avoided, &[]), Ok("b".into()));
 }
+
+fn prioritized(mut pod: Pod, priority: i32) -> Pod {
+    pod.spec.get_or_insert_default().priority = Some(priority);
+    pod
+}
+
+/// The node and victims' names of `pod`'s preemption.
+fn preempt(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Option<(String, Vec<String>)> {
+    let namespaces = NamespaceLabels::new();
+    let cluster = Cluster::new(nodes, pods, &namespaces);
+    assert!(cluster.place(pod).is_err(), "preemption is for pods that fit nowhere");
+    let preemption = cluster.preemption(pod)?;
+    let victims = preemption.victims.iter().map(|v| v.metadata.name.clone().unwrap()).collect();
+    Some((preemption.node, victims))
+}
+
+#[test]
+fn a_pod_preempts_pods_of_lower_priority_only() {
+    let nodes = [node("gpu-1", &[("nvidia.com/gpu", "1")])];
+    let gpu = |name: &str, priority: i32| {
+        prioritized(requesting(name, &[("nvidia.com/gpu", "1")]), priority)
+    };
+    let low = [bound(gpu("low", 100), "gpu-1")];
+    assert_eq!(
+        preempt(&gpu("high", 1000), &nodes, &low),
+        Some(("gpu-1".into(), vec!["low".into()]))
+    );
+    assert_eq!(preempt(&gpu("same", 100), &nodes, &low), None, "equal priority preempts nothing");
+    let mut polite = gpu("polite", 1000);
+    polite.spec.as_mut().unwrap().preemption_policy = Some("Never".into());
+    assert_eq!(preempt(&polite, &nodes, &low), None);
+    let cordoned = [tainted(nodes[0].clone(), UNSCHEDULABLE_TAINT, None, "NoSchedule")];
+    assert_eq!(preempt(&gpu("high", 1000), &cordoned, &low), None, "only resources are freed");
+}
+
+#[test]
+fn preemption_evicts_the_fewest_least_important_pods() {
+    let nodes = [node("a", &[("cpu", "2")]), node("b", &[("cpu", "2")])];
+    let cpu = |name: &str, priority: i32, node: &str| {
+        bound(prioritized(requesting(name, &[("cpu", "1")]), priority), node)
+    };
+    let pods = [
+        cpu("a-200", 200, "a"),
+        cpu("a-300", 300, "a"),
+        cpu("b-100", 100, "b"),
+        cpu("b-400", 400, "b"),
+    ];
+    let high = prioritized(requesting("high", &[("cpu", "1")]), 1000);
+    // On b the highest victim would be 100, on a 200: b wins, and b-400 is spared.
+    assert_eq!(preempt(&high, &nodes, &pods), Some(("b".into(), vec!["b-100".into()])));
+    let big = prioritized(requesting("big", &[("cpu", "2")]), 1000);
+    assert_eq!(
+        preempt(&big, &nodes, &pods),
+        Some(("a".into(), vec!["a-300".into(), "a-200".into()]))
+    );
+}
+
+#[test]
+fn a_pod_waits_for_the_victims_of_its_earlier_preemption() {
+    let nodes = [node("gpu-1", &[("nvidia.com/gpu", "1")])];
+    let mut going = bound(prioritized(requesting("low", &[("nvidia.com/gpu", "1")]), 100), "gpu-1");
+    going.metadata.deletion_timestamp = Some(metav1::Time(jiff::Timestamp::now()));
+    let mut high = prioritized(requesting("high", &[("nvidia.com/gpu", "1")]), 1000);
+    high.status =
+        Some(PodStatus { nominated_node_name: Some("gpu-1".into()), ..PodStatus::default() });
+    assert_eq!(preempt(&high, &nodes, &[going]), None);
+}
