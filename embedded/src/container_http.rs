@@ -45,7 +45,8 @@ where
 {
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-    tokio::spawn(connection);
+    // With upgrades, a `101 Switching Protocols` hands the connection over (the proxy relays it).
+    tokio::spawn(connection.with_upgrades());
     Ok(sender.send_request(request).await?)
 }
 

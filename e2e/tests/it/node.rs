@@ -566,6 +566,87 @@ fn through_kubectl_proxy(port: u16, method: &str, path: &str) -> (u16, String, S
     (status, location.to_owned(), body.to_owned())
 }
 
+/// `kubectl proxy` on a free port, serving once it says so; and that port.
+fn kubectl_proxy(k: &Keelson) -> (std::process::Child, u16) {
+    let local = free_port();
+    let mut proxy = k
+        .kubectl_cmd(&["proxy", &format!("--port={local}")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(proxy.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("Starting to serve on"), "{first:?}");
+    (proxy, local)
+}
+
+/// A server that switches a request asking to upgrade to `echo` to that protocol, then sends
+/// back every byte it gets.
+const ECHO_SERVER: &str = r#"import socket, sys, threading
+def serve(c):
+    head = b""
+    while b"\r\n\r\n" not in head:
+        more = c.recv(1024)
+        if not more:
+            return c.close()
+        head += more
+    if b"upgrade: echo" not in head.lower():
+        return c.close()
+    c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+    while True:
+        data = c.recv(1024)
+        if not data:
+            return c.close()
+        c.sendall(data)
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+while True:
+    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
+"#;
+
+#[test]
+fn the_proxy_relays_a_connection_upgrade_both_ways() {
+    let k = Keelson::up_with(&FAST);
+    let port = free_port();
+    let script = format!("cat > echo.py <<'EOF'\n{ECHO_SERVER}EOF\nexec python3 echo.py {port}");
+    let ports = format!("    ports:\n    - {{containerPort: {port}}}\n");
+    k.apply("echo.yaml", &process_pod("echo", &ports, &script));
+    k.ok(&["wait", "--for=condition=Ready", "pod/echo", "--timeout=60s"]);
+    eventually(30, "the server to listen", || TcpStream::connect(("127.0.0.1", port)).is_ok());
+
+    let (mut proxy, local) = kubectl_proxy(&k);
+    let mut stream = TcpStream::connect(("127.0.0.1", local)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let path = "/api/v1/namespaces/default/pods/echo/proxy/";
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(stream.read(&mut byte).unwrap(), 1, "the head ended early: {head:?}");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    for word in ["ping\n", "a longer line, twice over\n"] {
+        stream.write_all(word.as_bytes()).unwrap();
+        let mut echoed = vec![0u8; word.len()];
+        stream.read_exact(&mut echoed).unwrap();
+        assert_eq!(String::from_utf8_lossy(&echoed), word);
+    }
+    stream.shutdown(Shutdown::Write).unwrap();
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty(), "the relay ends when the client is done: {rest:?}");
+    proxy.kill().unwrap();
+    proxy.wait().unwrap();
+}
+
 #[test]
 fn the_proxy_subresource_reaches_a_process_pod_and_its_service() {
     let k = Keelson::up_with(&FAST);
@@ -610,16 +691,7 @@ fn the_proxy_subresource_reaches_a_process_pod_and_its_service() {
 
     // Through `kubectl proxy`, as a browser would: redirects come back through the proxy, other
     // methods and the backend's own statuses pass.
-    let local = free_port();
-    let mut proxy = k
-        .kubectl_cmd(&["proxy", &format!("--port={local}")])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(proxy.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
-    assert!(first.starts_with("Starting to serve on"), "{first:?}");
+    let (mut proxy, local) = kubectl_proxy(&k);
     let base = format!("{services}/site:http/proxy");
     let (status, location, _) = through_kubectl_proxy(local, "GET", &base);
     assert_eq!((status, location.as_str()), (301, format!("{base}/").as_str()));

@@ -7,9 +7,9 @@
 //! simulated pods have nothing listening, so a request to one is refused saying so. As
 //! upstream's API server does, the client's credentials (`Authorization`, `Impersonate-*`) are
 //! not passed on, a redirect of the backend's own is rewritten to come back through the proxy,
-//! and `https:` targets are reached without checking their certificate. Unlike upstream's,
-//! links inside HTML pages are not rewritten, and connection upgrades (WebSocket) are not
-//! relayed.
+//! and `https:` targets are reached without checking their certificate. A connection upgrade
+//! (WebSocket) the backend accepts with `101 Switching Protocols` is relayed both ways until
+//! either side closes. Unlike upstream's, links inside HTML pages are not rewritten.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -19,6 +19,7 @@ use axum::extract::{Extension, Path, Request, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use hyper_util::rt::TokioIo;
 use k8s_openapi::api::core::v1::{Endpoints, Pod, Service};
 use rustls::pki_types::ServerName;
 use serde::Deserialize;
@@ -284,7 +285,9 @@ fn sent_rest(path: &str) -> &str {
 /// Sends `request` to `backend` at the path after `.../proxy`, with its query, and answers with
 /// the backend's response. A GET of the target itself without a trailing `/` is redirected to
 /// it with one first, as upstream does, so that relative links resolve under the proxy.
-async fn relay(backend: Backend, prefix: String, request: Request) -> ApiResult<Response> {
+async fn relay(backend: Backend, prefix: String, mut request: Request) -> ApiResult<Response> {
+    let upgrade = upgrade_protocol(request.headers());
+    let client_side = upgrade.is_some().then(|| hyper::upgrade::on(&mut request));
     let query = request.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
     let rest = sent_rest(request.uri().path()).to_owned();
     let (mut parts, body) = request.into_parts();
@@ -299,6 +302,10 @@ async fn relay(backend: Backend, prefix: String, request: Request) -> ApiResult<
         .parse()
         .map_err(|_| ApiError::bad_request(format!("invalid proxy path {rest:?}")))?;
     drop_headers(&mut parts.headers);
+    if let Some(protocol) = upgrade {
+        parts.headers.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+        parts.headers.insert(header::UPGRADE, protocol);
+    }
     let authority = backend.authority();
     let host = HeaderValue::try_from(&authority).expect("an address is a valid header value");
     parts.headers.insert(header::HOST, host);
@@ -321,9 +328,35 @@ async fn relay(backend: Backend, prefix: String, request: Request) -> ApiResult<
     let tls = backend.https.then(|| ServerName::IpAddress(backend.ip.into()));
     let mut response =
         container_http::send(stream, tls, outbound).await.map_err(|e| unreachable(&e))?;
+    if let (StatusCode::SWITCHING_PROTOCOLS, Some(client_side)) = (response.status(), client_side) {
+        // The answer goes back as it is (its `Upgrade` and `Connection` included); then both
+        // connections are the client's and the backend's to talk over.
+        tokio::spawn(splice(client_side, hyper::upgrade::on(&mut response)));
+        return Ok(response.map(|_| Body::empty()));
+    }
     drop_headers(response.headers_mut());
     rewrite_location(response.headers_mut(), &backend, &prefix);
     Ok(response.map(Body::new))
+}
+
+/// The protocol a request asks to switch to (`Upgrade`), when its `Connection` lists `upgrade`.
+fn upgrade_protocol(headers: &HeaderMap) -> Option<HeaderValue> {
+    let asked = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.split(',').any(|token| token.trim().eq_ignore_ascii_case("upgrade")));
+    asked.then(|| headers.get(header::UPGRADE).cloned()).flatten()
+}
+
+/// Relays bytes between an upgraded client connection and the backend's, both ways, until
+/// either side closes.
+async fn splice(client: hyper::upgrade::OnUpgrade, backend: hyper::upgrade::OnUpgrade) {
+    let (Ok(client), Ok(backend)) = tokio::join!(client, backend) else { return };
+    let (mut client, mut backend) = (TokioIo::new(client), TokioIo::new(backend));
+    if let Err(error) = tokio::io::copy_bidirectional(&mut client, &mut backend).await {
+        tracing::debug!(%error, "an upgraded proxy connection ended");
+    }
 }
 
 /// Makes a redirect of the backend to one of its own paths (`/login`, or a URL naming the
@@ -472,6 +505,22 @@ mod tests {
         assert_eq!(sent_rest(pods), "");
         assert_eq!(sent_rest(&format!("{pods}/")), "");
         assert_eq!(sent_rest(&format!("{pods}/a%20b/c%2Fd/")), "a%20b/c%2Fd/");
+    }
+
+    #[test]
+    fn an_upgrade_is_asked_by_connection_and_upgrade_together() {
+        let headers = |pairs: &[(&str, &str)]| -> HeaderMap {
+            pairs
+                .iter()
+                .map(|(k, v)| {
+                    (HeaderName::try_from(*k).unwrap(), HeaderValue::try_from(*v).unwrap())
+                })
+                .collect()
+        };
+        let asked = headers(&[("connection", "keep-alive, Upgrade"), ("upgrade", "websocket")]);
+        assert_eq!(upgrade_protocol(&asked).unwrap(), "websocket");
+        assert_eq!(upgrade_protocol(&headers(&[("upgrade", "websocket")])), None);
+        assert_eq!(upgrade_protocol(&headers(&[("connection", "upgrade")])), None);
     }
 
     #[test]
