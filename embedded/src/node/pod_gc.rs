@@ -8,8 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Node, Pod, PodCondition};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{DeleteParams, Preconditions};
 use kube::runtime::reflector::Store;
@@ -86,17 +85,8 @@ pub(super) async fn pass(
 /// without a grace period (no kubelet is there to stop it).
 async fn collect(api: &Api<Pod>, name: &str, uid: &str) -> Result<(), kube::Error> {
     let change = |pod: &Pod| {
-        let mut conditions: Vec<PodCondition> =
-            pod.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
-        conditions.retain(|c| c.type_ != "DisruptionTarget");
-        conditions.push(PodCondition {
-            type_: "DisruptionTarget".into(),
-            status: "True".into(),
-            reason: Some("DeletionByPodGC".into()),
-            message: Some("PodGC: node no longer exists".into()),
-            last_transition_time: Some(Time(Timestamp::now())),
-            ..PodCondition::default()
-        });
+        let message = "PodGC: node no longer exists".to_owned();
+        let conditions = pod_status::with_disruption_target(pod, "DeletionByPodGC", message);
         let mut status = json!({ "conditions": conditions });
         if !is_terminal(pod) {
             status["phase"] = json!("Failed");

@@ -2,7 +2,8 @@
 //! sets readiness-gate conditions all write the same `status`, so each write is computed from
 //! the stored pod and made with its `resourceVersion` as a precondition.
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, PodCondition};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
@@ -38,4 +39,20 @@ pub async fn update(
         }
     }
     Ok(false)
+}
+
+/// The pod's conditions with a `DisruptionTarget` condition (true, `reason`, `message`) in place
+/// of any it had: how upstream's controllers mark a pod they are about to delete.
+pub fn with_disruption_target(pod: &Pod, reason: &str, message: String) -> Vec<PodCondition> {
+    let mut conditions = pod.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+    conditions.retain(|c| c.type_ != "DisruptionTarget");
+    conditions.push(PodCondition {
+        type_: "DisruptionTarget".into(),
+        status: "True".into(),
+        reason: Some(reason.into()),
+        message: Some(message),
+        last_transition_time: Some(Time(jiff::Timestamp::now())),
+        ..PodCondition::default()
+    });
+    conditions
 }

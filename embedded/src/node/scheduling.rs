@@ -227,19 +227,10 @@ impl Scheduler {
                 Api::namespaced(self.client.clone(), &victim.namespace().unwrap_or_default());
             let name = victim.name_any();
             let mark = |current: &Pod| {
-                let mut conditions =
-                    current.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
-                conditions.retain(|c| c.type_ != "DisruptionTarget");
-                conditions.push(PodCondition {
-                    type_: "DisruptionTarget".into(),
-                    status: "True".into(),
-                    reason: Some("PreemptionByScheduler".into()),
-                    message: Some(format!(
-                        "{DEFAULT_SCHEDULER}: preempting to accommodate a higher priority pod"
-                    )),
-                    last_transition_time: Some(Time(jiff::Timestamp::now())),
-                    ..PodCondition::default()
-                });
+                let message =
+                    format!("{DEFAULT_SCHEDULER}: preempting to accommodate a higher priority pod");
+                let conditions =
+                    pod_status::with_disruption_target(current, "PreemptionByScheduler", message);
                 Some(json!({ "conditions": conditions }))
             };
             let uid = victim.uid();

@@ -72,11 +72,12 @@ pub(crate) fn record_requestor(user: &User, object: &mut Value) {
         ("groups", (!user.groups.is_empty()).then(|| json!(user.groups))),
         ("extra", (!user.extra.is_empty()).then(|| json!(user.extra))),
     ] {
-        match value {
-            Some(value) => spec[field] = value,
-            None => {
-                spec.as_object_mut().map(|s| s.remove(field));
+        match (value, spec.as_object_mut()) {
+            (Some(value), _) => spec[field] = value,
+            (None, Some(spec)) => {
+                spec.remove(field);
             }
+            (None, None) => {}
         }
     }
 }
@@ -105,22 +106,20 @@ pub(crate) fn merge_update(
         Some("status") => (old, &new),
         _ => return new,
     };
+    let stored = conditions(old);
     let merged: Vec<Value> = conditions(approvals_from)
         .into_iter()
         .filter(is_approval)
         .chain(conditions(others_from).into_iter().filter(|c| !is_approval(c)))
-        .map(|condition| with_times(condition, &conditions(old), now))
+        .map(|condition| with_times(condition, &stored, now))
         .collect();
     if subresource == Some(APPROVAL) {
         new["status"] = old.get("status").cloned().unwrap_or_else(|| json!({}));
     }
-    match merged.is_empty() {
-        true => {
-            new.pointer_mut("/status")
-                .and_then(Value::as_object_mut)
-                .map(|s| s.remove("conditions"));
-        }
-        false => new["status"]["conditions"] = Value::Array(merged),
+    if !merged.is_empty() {
+        new["status"]["conditions"] = Value::Array(merged);
+    } else if let Some(status) = new.get_mut("status").and_then(Value::as_object_mut) {
+        status.remove("conditions");
     }
     new
 }
