@@ -156,8 +156,9 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     node_options.api =
         Some(ApiAccess { url: server.url(), ca_pem: server.credentials.ca_pem.clone() });
-    let node =
-        node::start(client.clone(), node_options).await.context("starting the local node")?;
+    let node = node::start(client_config(&kubeconfig).await?, node_options)
+        .await
+        .context("starting the local node")?;
     let (services, controllers) = match listeners {
         Some(listeners) => {
             let services = Services {
@@ -193,12 +194,15 @@ async fn ensure_api_token(
     Ok(())
 }
 
+/// The client configuration of a kubeconfig given as YAML.
+async fn client_config(kubeconfig: &str) -> anyhow::Result<kube::Config> {
+    let kubeconfig = Kubeconfig::from_yaml(kubeconfig).context("parsing the kubeconfig")?;
+    Ok(kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?)
+}
+
 /// A client for a kubeconfig given as YAML.
 pub(crate) async fn client(kubeconfig: &str) -> anyhow::Result<kube::Client> {
-    let kubeconfig = Kubeconfig::from_yaml(kubeconfig).context("parsing the kubeconfig")?;
-    let config =
-        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    crate::kube_args::from_config(config)
+    crate::kube_args::from_config(client_config(kubeconfig).await?)
 }
 
 /// Server-side applies every Keelson CRD, and the ClusterRoles that add their kinds to `view`

@@ -730,6 +730,20 @@ fn imperative_commands_that_send_protobuf_work() {
     eventually(30, "the deployment's pods", || {
         k.ok(&["get", "pods", "-l", "app=web", "-o", "name"]).lines().count() == 2
     });
+    // The local node's parts write as the upstream components they stand for.
+    let managers = |kind: &str| {
+        let path = "jsonpath={.items[0].metadata.managedFields[*].manager}";
+        k.ok(&["get", kind, "-l", "app=web", "--show-managed-fields", "-o", path])
+    };
+    eventually(30, "the kubelet's status of a pod", || {
+        let pod = managers("pods");
+        pod.contains("kube-controller-manager") && pod.contains("kubelet")
+    });
+    let replica_set = managers("replicasets");
+    assert!(
+        replica_set.split_whitespace().all(|m| m == "kube-controller-manager"),
+        "{replica_set}"
+    );
     let node = k.ok(&["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"]);
     k.ok(&["drain", &node, "--ignore-daemonsets", "--force", "--timeout=60s"]);
     assert_eq!(k.jsonpath("node", &node, "{.spec.unschedulable}"), "true");

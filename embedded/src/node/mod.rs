@@ -29,6 +29,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::http::HeaderValue;
+use axum::http::header::USER_AGENT;
 use kube::Client;
 use kube::runtime::events::{Recorder, Reporter};
 use tokio::task::JoinHandle;
@@ -84,36 +86,52 @@ pub struct LocalNode {
     tasks: Vec<JoinHandle<()>>,
 }
 
+/// A client for the API server that names `component` in `User-Agent`, so that the server
+/// records the writes it makes without a field manager under upstream's component names
+/// (`kubelet`, `kube-scheduler`, `kube-controller-manager`).
+fn component_client(config: &kube::Config, component: &str) -> Result<Client, kube::Error> {
+    let mut config = config.clone();
+    let agent = format!("{component}/keelson-{}", env!("CARGO_PKG_VERSION"));
+    let agent = HeaderValue::try_from(agent).expect("a component name is a valid header value");
+    config.headers.retain(|(name, _)| name != USER_AGENT);
+    config.headers.push((USER_AGENT, agent));
+    Client::try_from(config)
+}
+
 /// Registers the nodes, then starts their heartbeats, the scheduler, the taint eviction, pod
-/// garbage collection and workload controllers and the kubelet.
-pub async fn start(client: Client, options: NodeOptions) -> Result<LocalNode, kube::Error> {
-    registration::register(&client, &options.nodes).await?;
+/// garbage collection and workload controllers and the kubelet, each talking to the API server
+/// at `config` as its upstream component.
+pub async fn start(config: kube::Config, options: NodeOptions) -> Result<LocalNode, kube::Error> {
+    let kubelet_client = component_client(&config, "kubelet")?;
+    let scheduler = component_client(&config, "kube-scheduler")?;
+    let controllers = component_client(&config, "kube-controller-manager")?;
+    registration::register(&kubelet_client, &options.nodes).await?;
     let reporter = |name: &str| Reporter { controller: name.to_owned(), instance: None };
     let mut tasks = vec![
         tokio::spawn(registration::heartbeats(
-            client.clone(),
-            events::EventLog::start(client.clone()),
+            kubelet_client.clone(),
+            events::EventLog::start(kubelet_client.clone()),
         )),
         tokio::spawn(scheduling::run(
-            client.clone(),
-            Recorder::new(client.clone(), reporter("default-scheduler")),
+            scheduler.clone(),
+            Recorder::new(scheduler, reporter("default-scheduler")),
         )),
     ];
     tasks.push(tokio::spawn(lifecycle::run(
-        client.clone(),
-        events::EventLog::start(client.clone()),
+        controllers.clone(),
+        events::EventLog::start(controllers.clone()),
         options.missing_node_grace,
     )));
     tasks.extend(workloads::spawn(Arc::new(workloads::Context {
-        client: client.clone(),
-        events: events::EventLog::start(client.clone()),
+        client: controllers.clone(),
+        events: events::EventLog::start(controllers),
         job_backoff: options.job_backoff,
         autoscaler_histories: Default::default(),
         scale_targets: Default::default(),
         strays: Default::default(),
     })));
     let kubelet = kubelet::Kubelet::spawn(
-        client,
+        kubelet_client,
         kubelet::KubeletOptions {
             // Processes run in their pods' work directories: a relative data directory would
             // point somewhere else from there.
