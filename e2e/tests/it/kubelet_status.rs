@@ -1,7 +1,7 @@
 //! What the local node's kubelet reports, seen with kubectl as on a cluster: restarts counted
 //! when a container runs again, a deleted pod's containers shown stopped before it goes,
-//! completed init containers ready, conditions in the kubelet's order, a container restarted
-//! when its image changes, and no process outliving its pod.
+//! completed init containers ready, conditions in the kubelet's order, a container (simulated
+//! or a process) restarted when its image changes, and no process outliving its pod.
 
 use crate::support::{Keelson, eventually};
 
@@ -119,6 +119,36 @@ fn a_deleted_simulated_pod_shows_its_containers_stopped_before_it_goes() {
         assert_eq!((ready.as_str(), status.as_str()), ("0/1", reason));
         release(&k, pod);
     }
+}
+
+#[test]
+fn a_process_pod_whose_image_changes_runs_its_process_again() {
+    let k = Keelson::up_with(&FLAGS);
+    let process = r#"keelson.dev/run-as-process: "true""#;
+    // Each run logs its shell's pid (`$$` is how a container's command escapes a `$`).
+    let script = "echo run $$$$; exec sleep 600";
+    k.apply("worker.yaml", &held_pod("worker", process, "", script));
+    k.ok(&["wait", "--for=condition=Ready", "pod/worker", "--timeout=60s"]);
+    let first = container(&k, "worker", "containerID");
+    k.ok(&["set", "image", "pod/worker", "main=busybox:1.37"]);
+    eventually(30, "the process to run again", || {
+        container(&k, "worker", "restartCount") == "1"
+            && !container(&k, "worker", "state.running.startedAt").is_empty()
+    });
+    assert_eq!(container(&k, "worker", "image"), "busybox:1.37");
+    let second = container(&k, "worker", "containerID");
+    assert!(second != first && second.starts_with("process://"), "{first} → {second}");
+    let previous = k.ok(&["logs", "worker", "--previous"]);
+    let current = k.ok(&["logs", "worker"]);
+    assert!(previous.starts_with("run ") && current.starts_with("run "), "{previous}{current}");
+    assert_ne!(previous, current, "another process");
+    let killing = k.ok_showing(
+        &["get", "events", "--field-selector", "involvedObject.name=worker,reason=Killing"],
+        &["Container main definition changed, will be restarted"],
+    );
+    assert!(!killing.is_empty());
+    k.ok(&["delete", "pod", "worker", "--wait=false"]);
+    release(&k, "worker");
 }
 
 #[test]

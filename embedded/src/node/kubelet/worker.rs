@@ -2,7 +2,7 @@
 //! (Job pods and pods annotated `keelson.dev/run-as-process: "true"`) or are simulated, its
 //! status is reported, and it is stopped gracefully when deleted or past its deadline.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -376,8 +376,7 @@ impl Worker {
             let running = status.state.as_ref().and_then(|s| s.running.as_ref());
             let Some(running) = running.filter(|_| status.image != image) else { continue };
             let name = &container.name;
-            let note = format!("Container {name} definition changed, will be restarted");
-            self.record(CONTAINERS, name, EventNote::normal("Killing", note));
+            self.record_redefined(name);
             let ended = Ended {
                 exit_code: 0,
                 signal: None,
@@ -391,6 +390,26 @@ impl Worker {
             *status = status::running(name, id(name), now, &restarted);
             self.record_started(CONTAINERS, name);
         }
+    }
+
+    /// Takes into `spec` the images of the pod's app containers that changed (`kubectl set image
+    /// pod/...`), the only part of a container a pod's update may change; their indexes.
+    fn take_new_images(&self, spec: &mut PodSpec) -> Vec<usize> {
+        let latest = self.pod.spec.iter().flat_map(|s| &s.containers);
+        let mut changed = Vec::new();
+        for (index, (current, latest)) in spec.containers.iter_mut().zip(latest).enumerate() {
+            if current.image != latest.image {
+                current.image = latest.image.clone();
+                changed.push(index);
+            }
+        }
+        changed
+    }
+
+    /// Records that app container `name` is stopped to run again with its new definition.
+    fn record_redefined(&self, name: &str) {
+        let note = format!("Container {name} definition changed, will be restarted");
+        self.record(CONTAINERS, name, EventNote::normal("Killing", note));
     }
 
     /// Records that container `name`, of the spec's `list`, was created and started.
@@ -435,7 +454,7 @@ impl Worker {
     /// A process pod: init containers one after another, then every container at once, each
     /// restarted as its restart policy says.
     async fn run_processes(&mut self) -> Result<(), kube::Error> {
-        let spec = self.pod.spec.clone().unwrap_or_default();
+        let mut spec = self.pod.spec.clone().unwrap_or_default();
         let restart_policy = spec.restart_policy.clone().unwrap_or_else(|| "Always".into());
         let pod_dir = self.pod_dir();
         let mut debuggers = ephemeral::containers(&self.pod);
@@ -468,6 +487,8 @@ impl Worker {
         let mut probing = Probing((0..apps).map(|_| None).collect());
         let mut restarts: Vec<(Instant, Slot)> = Vec::new();
         let mut crash_loops: HashMap<Slot, CrashLoop> = HashMap::new();
+        // App containers stopped because their image changed: they run again at once.
+        let mut redefined: HashSet<Slot> = HashSet::new();
         let adopted_slots: Vec<Slot> = adopted.iter().map(|(slot, _)| *slot).collect();
         for (slot, found) in adopted {
             tokio::spawn(follow(slot, found, events.clone(), false));
@@ -594,7 +615,11 @@ impl Worker {
                                 Slot::Ephemeral(_) => {}
                                 Slot::App(i) => {
                                     probing.stop(i);
-                                    if again {
+                                    if redefined.remove(&slot) {
+                                        let container = &spec.containers[i];
+                                        observed.containers[i].image = container.image.clone().unwrap_or_default();
+                                        self.launch(&pod_dir, container, slot, &mut observed, &mut running, &events).await;
+                                    } else if again {
                                         let wait = self.back_off(&mut observed, slot, crash_loops.entry(slot).or_default());
                                         restarts.push((Instant::now() + wait, slot));
                                     } else if let Some(phase) = status::final_phase(&restart_policy, &observed.containers) {
@@ -641,6 +666,16 @@ impl Worker {
                         // Ephemeral containers added since run now.
                         debuggers = ephemeral::containers(&self.pod);
                         self.launch_ephemeral(&pod_dir, &debuggers, &mut observed, &mut running, &events).await;
+                        // A running container whose image changed is stopped, to run again.
+                        for index in self.take_new_images(&mut spec) {
+                            let slot = Slot::App(index);
+                            if let Some(terminator) = running.get(&slot).cloned() {
+                                self.record_redefined(&spec.containers[index].name);
+                                redefined.insert(slot);
+                                let grace = grace_period(&self.pod);
+                                tokio::spawn(async move { terminator.terminate(grace).await });
+                            }
+                        }
                         self.report(&observed).await;
                     }
                     Wake::Deleting => {
