@@ -181,7 +181,8 @@ fn install_manifest_kinds_apply_print_and_are_discovered() {
             &["replica-limit", "replica-limit", "default/replica-limit"],
         ),
         (
-            "apiservices",
+            // The one the manifest adds, not the served groups' Local ones.
+            "apiservice/v1beta1.metrics.example.com",
             &["NAME", "SERVICE", "AVAILABLE", "AGE"],
             &["v1beta1.metrics.example.com", "default/metrics-adapter", "Unknown"],
         ),

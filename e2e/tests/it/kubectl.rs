@@ -221,6 +221,35 @@ spec:
 ";
 
 #[test]
+fn the_served_group_versions_have_local_apiservices() {
+    let k = Keelson::up_with(&["--no-controllers"]);
+    let row = |name: &str| {
+        let output = k.kubectl(&["get", "apiservice", name, "--no-headers"]);
+        String::from_utf8_lossy(&output.stdout)
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    eventually(10, "the built-in groups' and Keelson's", || {
+        row("v1.apps") == "v1.apps Local True"
+            && row("v1.") == "v1. Local True"
+            && row("v1alpha1.workflows.keelson.dev") == "v1alpha1.workflows.keelson.dev Local True"
+    });
+    // Deleted, one comes back, as kube-aggregator's auto-registration brings it back.
+    k.ok(&["delete", "apiservice", "v1.apps"]);
+    eventually(10, "v1.apps again", || row("v1.apps") == "v1.apps Local True");
+    // A CRD's group version has one while it is served.
+    k.apply("crd.yaml", WIDGET_CRD);
+    eventually(10, "the CRD's", || row("v1.e2e.keelson.dev") == "v1.e2e.keelson.dev Local True");
+    let label = "{.metadata.labels.kube-aggregator\\.kubernetes\\.io/automanaged}";
+    assert_eq!(k.jsonpath("apiservice", "v1.e2e.keelson.dev", label), "true");
+    assert_eq!(k.jsonpath("apiservice", "v1.apps", label), "onstart");
+    k.ok(&["delete", "crd", "widgets.e2e.keelson.dev"]);
+    eventually(10, "the CRD's gone", || row("v1.e2e.keelson.dev").is_empty());
+}
+
+#[test]
 fn describe_shows_events_and_wait_honours_observed_generation() {
     let k = Keelson::up();
     k.apply("crd.yaml", WIDGET_CRD);

@@ -790,7 +790,8 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             .api_extensions_category()
             .cols(webhook_columns())
             .with_schema(builtin_schema::<admissionregistration::v1::ValidatingWebhookConfiguration>),
-        // Stored only: nothing is aggregated (the served groups have no `Local` APIService).
+        // Nothing is aggregated: the served groups' `Local` APIServices are kept by
+        // `server::apiservices`, others are stored only.
         res("apiregistration.k8s.io", "apiservices", "apiservice", "APIService", false)
             .api_extensions_category()
             .subs(vec![Status])

@@ -381,7 +381,7 @@ impl ResourceInfo {
 }
 
 /// The built-in resources, computed once.
-fn builtins() -> &'static [ResourceInfo] {
+pub(crate) fn builtins() -> &'static [ResourceInfo] {
     static CACHE: OnceLock<Vec<ResourceInfo>> = OnceLock::new();
     CACHE.get_or_init(builtins::all)
 }

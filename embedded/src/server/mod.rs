@@ -2,6 +2,7 @@
 //! discovery, OpenAPI, tables, admission and garbage collection, behind TLS and a bearer token.
 
 mod admission;
+mod apiservices;
 mod certificates;
 mod client_certs;
 mod convert;
@@ -263,6 +264,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     root_ca::spawn(store.clone(), state.ca_pem.clone());
     token_secrets::spawn(store.clone(), state.tokens.clone(), state.ca_pem.clone());
     rbac::spawn_aggregation(store.clone());
+    apiservices::spawn(store.clone());
     certificates::spawn(store.clone(), &credentials.ca_pem, &credentials.ca_key_pem)
         .map_err(StartError::Tls)?;
     let app = router(state);

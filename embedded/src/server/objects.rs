@@ -141,7 +141,8 @@ pub fn is_dns_label(text: &str) -> bool {
 }
 
 /// Checks a name the way upstream checks object names (a DNS subdomain; a DNS label for
-/// namespaces; any path segment for RBAC's kinds, so `system:discovery`), returning the causes.
+/// namespaces; any path segment for RBAC's kinds, so `system:discovery`, and one with a dot for
+/// APIServices, `version.group`, so `v1.`), returning the causes.
 pub fn name_problems(info: &ResourceInfo, name: &str) -> Vec<Cause> {
     let invalid = |rule: &str| {
         vec![Cause {
@@ -150,11 +151,14 @@ pub fn name_problems(info: &ResourceInfo, name: &str) -> Vec<Cause> {
             field: "metadata.name".into(),
         }]
     };
-    if info.builtin && info.group == "rbac.authorization.k8s.io" {
+    let apiservice = info.builtin && info.resource == "apiservices";
+    if info.builtin && info.group == "rbac.authorization.k8s.io" || apiservice {
         return match name {
             "." | ".." => invalid(&format!("may not be '{name}'")),
             _ if name.contains('/') => invalid("may not contain '/'"),
             _ if name.contains('%') => invalid("may not contain '%'"),
+            // `v1.` names the core group's.
+            _ if apiservice && !name.contains('.') => invalid("must be in the form: version.group"),
             _ => Vec::new(),
         };
     }
