@@ -126,10 +126,7 @@ async fn reconcile(store: &Store) -> Result<(), StoreError> {
             let mut object = (*entry.object).clone();
             object["status"] = available(&now_rfc3339());
             let op = WriteOp::Update { key, expected_revision: entry.revision, object };
-            match store.write(op).await {
-                Ok(_) | Err(StoreError::Conflict { .. } | StoreError::NotFound { .. }) => {}
-                Err(error) => return Err(error),
-            }
+            store.write_if_unchanged(op).await?;
         }
     }
     for entry in store.list(&resource_prefix(info)).entries() {
@@ -137,10 +134,7 @@ async fn reconcile(store: &Store) -> Result<(), StoreError> {
         let automanaged = entry.object.pointer("/metadata/labels").and_then(|l| l.get(AUTOMANAGED));
         if automanaged.is_some() && !wanted.contains_key(name) {
             let op = WriteOp::Delete { key: entry.key.clone(), expected_revision: entry.revision };
-            match store.write(op).await {
-                Ok(_) | Err(StoreError::Conflict { .. } | StoreError::NotFound { .. }) => {}
-                Err(error) => return Err(error),
-            }
+            store.write_if_unchanged(op).await?;
         }
     }
     Ok(())

@@ -340,11 +340,7 @@ async fn handle(
     let outcome = sign(&entry.object, issuer, now.as_second());
     let Some(object) = signed(&entry.object, outcome, &now_rfc3339()) else { return Ok(()) };
     let op = WriteOp::Update { key: entry.key.clone(), expected_revision: entry.revision, object };
-    match store.write(op).await {
-        // Changed or gone meanwhile: its own event brings it back here.
-        Ok(_) | Err(StoreError::Conflict { .. } | StoreError::NotFound { .. }) => Ok(()),
-        Err(error) => Err(error),
-    }
+    store.write_if_unchanged(op).await
 }
 
 /// Signs approved requests for the client signer as they come, until the store shuts down.

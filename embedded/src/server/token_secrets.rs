@@ -75,11 +75,7 @@ async fn fill(
     };
     let object = filled(&entry.object, &account.object, &token, ca_pem);
     let op = WriteOp::Update { key: entry.key.clone(), expected_revision: entry.revision, object };
-    match store.write(op).await {
-        // Changed or gone meanwhile: its own event brings it back here.
-        Ok(_) | Err(StoreError::Conflict { .. } | StoreError::NotFound { .. }) => Ok(()),
-        Err(error) => Err(error),
-    }
+    store.write_if_unchanged(op).await
 }
 
 /// Fills every token Secret of `namespace` (every namespace when `None`) that wants one.

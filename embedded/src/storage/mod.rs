@@ -382,6 +382,16 @@ impl Store {
         answer.await.map_err(|_| StoreError::Closed)?
     }
 
+    /// Writes `op` for a task that keeps objects in some state from what it read: a conflict or
+    /// a missing object (another writer changed it since) is not an error, as the event of that
+    /// change brings the task back to look again.
+    pub async fn write_if_unchanged(&self, op: WriteOp) -> Result<(), StoreError> {
+        match self.write(op).await {
+            Ok(_) | Err(StoreError::Conflict { .. } | StoreError::NotFound { .. }) => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
     /// Compacts the history now by the retention rules; returns the new compaction point.
     /// The writer also compacts on its own every so often.
     pub async fn compact(&self) -> Result<u64, StoreError> {

@@ -347,11 +347,7 @@ async fn refresh(store: &Store, namespace: &str) -> Result<(), StoreError> {
         object["status"] = wanted;
         let op =
             WriteOp::Update { key: entry.key.clone(), expected_revision: entry.revision, object };
-        match store.write(op).await {
-            // Changed meanwhile: the change's own event brings another refresh.
-            Ok(_) | Err(StoreError::Conflict { .. } | StoreError::NotFound { .. }) => {}
-            Err(error) => return Err(error),
-        }
+        store.write_if_unchanged(op).await?;
     }
     Ok(())
 }
