@@ -146,7 +146,8 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     config.bind = args.bind;
     let server = server::start(config).await.context("starting the embedded API server")?;
     let kubeconfig = server.kubeconfig();
-    let client = client(&kubeconfig).await?;
+    let kube_config = client_config(&kubeconfig).await?;
+    let client = crate::kube_args::from_config(kube_config.clone())?;
     install_crds(&client).await?;
     if listeners.is_some() {
         ensure_api_token(&client, &settings.api.namespace, &args.data_dir.join(API_TOKEN)).await?;
@@ -156,9 +157,7 @@ pub async fn start(args: &UpArgs) -> anyhow::Result<ControlPlane> {
     write_secret(&args.data_dir.join(KUBECONFIG), &kubeconfig).context("writing the kubeconfig")?;
     node_options.api =
         Some(ApiAccess { url: server.url(), ca_pem: server.credentials.ca_pem.clone() });
-    let node = node::start(client_config(&kubeconfig).await?, node_options)
-        .await
-        .context("starting the local node")?;
+    let node = node::start(kube_config, node_options).await.context("starting the local node")?;
     let (services, controllers) = match listeners {
         Some(listeners) => {
             let services = Services {

@@ -220,7 +220,7 @@ fn client_certificate(
     if !usages.contains(&"client auth") {
         return Err("missing required usage for client certificate: client auth".into());
     }
-    let der = request_der(request).map_err(str::to_owned)?;
+    let der = request_der(request.pointer("/spec/request")).map_err(str::to_owned)?;
     let (_, csr) = X509CertificationRequest::from_der(&der).map_err(|e| e.to_string())?;
     csr.verify_signature()
         .map_err(|_| "the certificate request's signature is invalid".to_owned())?;

@@ -7,7 +7,7 @@ use base64::Engine;
 use serde_json::Value;
 use x509_parser::prelude::FromDer;
 
-use super::{Cause, invalid, required};
+use super::{Cause, invalid, is_dns_label, required};
 use crate::validation::{self, Bad};
 
 /// The key usages a request may ask for (upstream's `KeyUsage` values).
@@ -40,6 +40,9 @@ pub(crate) const KEY_USAGES: [&str; 23] = [
 /// The shortest certificate a request may ask for, in seconds.
 const MIN_EXPIRATION_SECONDS: i64 = 600;
 
+/// What a condition's `status` may be.
+const CONDITION_STATUSES: [&str; 3] = ["True", "False", "Unknown"];
+
 /// The conditions that, once added, stay.
 const LASTING_CONDITIONS: [&str; 3] = ["Approved", "Denied", "Failed"];
 
@@ -65,10 +68,9 @@ pub(crate) fn pem_bytes(field: Option<&Value>) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(text).ok()
 }
 
-/// The DER of the `CERTIFICATE REQUEST` a request holds, or why it holds none.
-pub(crate) fn request_der(object: &Value) -> Result<Vec<u8>, &'static str> {
-    let bytes = pem_bytes(object.pointer("/spec/request"))
-        .ok_or("PEM block type must be CERTIFICATE REQUEST")?;
+/// The DER of the `CERTIFICATE REQUEST` in a request's `spec.request`, or why it holds none.
+pub(crate) fn request_der(request: Option<&Value>) -> Result<Vec<u8>, &'static str> {
+    let bytes = pem_bytes(request).ok_or("PEM block type must be CERTIFICATE REQUEST")?;
     let block = pem_block(&bytes, "CERTIFICATE REQUEST")?;
     x509_parser::certification_request::X509CertificationRequest::from_der(&block)
         .map_err(|_| "the certificate request cannot be parsed")?;
@@ -90,7 +92,7 @@ fn spec(spec: &Value) -> Vec<Cause> {
     match spec.get("request").and_then(Value::as_str) {
         None | Some("") => causes.push(required("spec.request")),
         Some(_) => {
-            if let Err(detail) = request_der(&serde_json::json!({ "spec": spec })) {
+            if let Err(detail) = request_der(spec.get("request")) {
                 causes.push(invalid("spec.request", "[]byte{...}", detail));
             }
         }
@@ -107,10 +109,10 @@ fn spec(spec: &Value) -> Vec<Cause> {
     match spec.get("usages").and_then(Value::as_array).filter(|u| !u.is_empty()) {
         None => causes.push(required("spec.usages")),
         Some(usages) => {
-            let supported: Vec<String> = KEY_USAGES.iter().map(|u| (*u).to_owned()).collect();
             for (i, usage) in usages.iter().enumerate() {
                 let field = format!("spec.usages[{i}]");
                 if !usage.as_str().is_some_and(|u| KEY_USAGES.contains(&u)) {
+                    let supported = KEY_USAGES.map(str::to_owned);
                     let bad = Bad::Json(usage);
                     causes.push(Cause::from(&validation::not_supported(&field, bad, &supported)));
                 } else if usages[..i].contains(usage) {
@@ -132,16 +134,9 @@ fn spec(spec: &Value) -> Vec<Cause> {
 /// `domain/path`, the domain a DNS subdomain with at least one dot.
 fn is_signer_name(name: &str) -> bool {
     let Some((domain, path)) = name.split_once('/') else { return false };
-    let label = |l: &str| {
-        !l.is_empty()
-            && l.len() <= 63
-            && l.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-    };
     domain.contains('.')
         && domain.len() <= 253
-        && domain.split('.').all(label)
+        && domain.split('.').all(is_dns_label)
         && !path.is_empty()
         && !path.contains('/')
 }
@@ -160,13 +155,12 @@ fn conditions(object: &Value) -> Vec<Cause> {
             }
             Some(kind) => seen.push(kind),
         }
-        let statuses = ["True", "False", "Unknown"].map(str::to_owned);
         match condition.get("status") {
             None => causes.push(required(&format!("{field}.status"))),
-            Some(status) if !status.as_str().is_some_and(|s| statuses.contains(&s.to_owned())) => {
+            Some(status) if !status.as_str().is_some_and(|s| CONDITION_STATUSES.contains(&s)) => {
                 let field = format!("{field}.status");
-                let bad = Bad::Json(status);
-                causes.push(Cause::from(&validation::not_supported(&field, bad, &statuses)));
+                let (bad, supported) = (Bad::Json(status), CONDITION_STATUSES.map(str::to_owned));
+                causes.push(Cause::from(&validation::not_supported(&field, bad, &supported)));
             }
             Some(_) => {}
         }
