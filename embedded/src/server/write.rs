@@ -27,7 +27,7 @@ use super::read::{json_response, json_text_response, pointer, scale_of, scale_pa
 use super::{ApiState, ResourceRequest};
 use super::{certificates, ephemeral, priority, quota, rbac, root_ca, service_accounts};
 
-/// How often a write without a `resourceVersion` precondition (a patch, a scale, a deletion) is
+/// How often a write without a `resourceVersion` precondition (an update, a patch, a scale) is
 /// tried when other writers keep getting in between.
 const PATCH_ATTEMPTS: usize = 5;
 
@@ -866,8 +866,9 @@ pub(crate) async fn delete(state: &ApiState, request: ResourceRequest) -> ApiRes
 
 /// Deletes the stored object `current` as `options` say, checking their preconditions. A write
 /// of someone else in between (a controller's status) is not the caller's conflict: without a
-/// `resourceVersion` precondition the deletion is tried again on the object as it now is, as
-/// upstream's API server retries it.
+/// `resourceVersion` precondition the deletion is tried again on the object as it now is, for
+/// as long as others keep writing in between, as upstream's storage retries it. (Each retry
+/// follows someone else's successful write, so the store as a whole always moves on.)
 pub(crate) async fn delete_with(
     state: &ApiState,
     info: &ResourceInfo,
@@ -878,7 +879,7 @@ pub(crate) async fn delete_with(
     check_deletable(info, name)?;
     let propagation = options.propagation.unwrap_or(Propagation::Background);
     let mut current = current.clone();
-    for _ in 0..PATCH_ATTEMPTS {
+    loop {
         check_delete_preconditions(info, name, &current, options)?;
         let deleted = delete_entry(
             &state.store,
@@ -905,7 +906,6 @@ pub(crate) async fn delete_with(
             }
         }
     }
-    Err(stale(info, name))
 }
 
 /// A `Conflict` when `current` is not the object `options`' preconditions name.

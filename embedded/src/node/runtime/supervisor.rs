@@ -17,11 +17,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use futures::FutureExt;
 use jiff::Timestamp;
-use rustix::process::{Pid, Signal, getpgrp, kill_process_group};
+use rustix::process::{Pid, Signal, getpgrp, kill_process, kill_process_group};
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncRead;
 use tokio::process::{Child, Command};
@@ -109,22 +110,20 @@ pub async fn main(args: &[String]) -> i32 {
         eprintln!("usage: keelson {SUBCOMMAND} {USAGE}");
         return 2;
     }
-    // Handled rather than ignored, so the program starts with the default dispositions.
-    let mut signals = Vec::new();
-    for (kind, sent) in STOP_SIGNALS {
-        match signal(kind) {
-            Ok(stream) => signals.push((sent, stream)),
-            Err(error) => eprintln!("keelson {SUBCOMMAND}: cannot handle signals: {error}"),
+    let stops = match Stops::handle() {
+        Ok(stops) => stops,
+        Err(error) => {
+            eprintln!("keelson {SUBCOMMAND}: cannot handle signals: {error}");
+            Stops::default()
         }
-    }
-    let record = supervise(Path::new(log), console, program, rest, &mut signals).await;
+    };
+    let record = supervise(Path::new(log), console, program, rest, &stops).await;
     if let Err(error) = write_record(Path::new(record_file), &record) {
         eprintln!("keelson {SUBCOMMAND}: cannot write the exit record: {error}");
     }
     // What the program left in its group goes with it, as in a container, and so does this
     // supervisor now that the record is written.
     let _ = kill_process_group(getpgrp(), Signal::KILL);
-    drop(signals);
     record.exit_code
 }
 
@@ -136,17 +135,53 @@ const STOP_SIGNALS: [(SignalKind, Signal); 3] = [
     (SignalKind::hangup(), Signal::HUP),
 ];
 
+/// The stop signals the supervisor has received, each noted by its signal handler itself (not
+/// by a task that runs later), so a check made at any moment sees every signal that arrived
+/// before it.
+#[derive(Default)]
+pub struct Stops(Vec<(Signal, Arc<AtomicBool>)>);
+
+impl Stops {
+    /// Handles the [`STOP_SIGNALS`] from now on: handled rather than ignored, so the program
+    /// starts with their default dispositions.
+    pub fn handle() -> std::io::Result<Self> {
+        let mut noted = Vec::new();
+        for (_, sent) in STOP_SIGNALS {
+            let flag = Arc::new(AtomicBool::new(false));
+            signal_hook::flag::register(sent.as_raw(), flag.clone())?;
+            noted.push((sent, flag));
+        }
+        Ok(Self(noted))
+    }
+
+    /// The first stop signal received so far, if any.
+    fn received(&self) -> Option<Signal> {
+        self.0.iter().find(|(_, flag)| flag.load(Ordering::SeqCst)).map(|(sent, _)| *sent)
+    }
+
+    /// Passes a stop received by now on to the just started `child`. One that arrived while it
+    /// was being started reached only the supervisor, or the child before it ran its program
+    /// (still under the supervisor's handlers): without this, the program would run until the
+    /// kubelet's grace period ran out. One that arrived just after the start reaches the
+    /// program twice, which stops it all the same.
+    fn pass_on(&self, child: &Child) {
+        let pid = child.id().and_then(|pid| Pid::from_raw(pid as i32));
+        if let (Some(sent), Some(pid)) = (self.received(), pid) {
+            let _ = kill_process(pid, sent);
+        }
+    }
+}
+
 /// Runs `program` with `args` as `console` says, copying its output into a new log at `log`
 /// and serving attaching clients, and says how it ended. A program that cannot be started ends
-/// `ContainerCannotRun`, its message logged. One of the `stops` (handled by the supervisor)
-/// received before the program starts means it never starts: the signal, not passed on, would
-/// otherwise be lost on it, and it would run until the kubelet's grace period ran out.
+/// `ContainerCannotRun`, its message logged. One of the `stops` received before the program
+/// starts means it never starts.
 pub async fn supervise(
     log: &Path,
     console: Console,
     program: &str,
     args: &[String],
-    stops: &mut [(Signal, tokio::signal::unix::Signal)],
+    stops: &Stops,
 ) -> ExitRecord {
     let writer = match LogWriter::create(log).await {
         Ok(writer) => writer,
@@ -158,11 +193,7 @@ pub async fn supervise(
     // Bound before the program starts, so a client never finds it running but unattachable.
     let listener = attach::listen(log);
     let output = attach::output_channel();
-    // The runtime takes in the signals that arrived by the time it turns once more.
-    tokio::task::yield_now().await;
-    if let Some(sent) =
-        stops.iter_mut().find_map(|(sent, s)| s.recv().now_or_never().map(|_| *sent))
-    {
+    if let Some(sent) = stops.received() {
         return stopped_before_start(sent);
     }
     let Started { mut child, outputs, input } = match start(program, args, console, &output) {
@@ -174,6 +205,7 @@ pub async fn supervise(
             return cannot_run(message, code);
         }
     };
+    stops.pass_on(&child);
     // A program on a terminal leads a group of its own, which the kubelet's signals miss.
     let own_group = child.id().filter(|_| console.tty).and_then(|pid| Pid::from_raw(pid as i32));
     let forwarding: Vec<_> = own_group.map(forward_signals).unwrap_or_default();
@@ -324,7 +356,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("main.log");
         let args = ["-c".to_owned(), "echo out; echo err >&2; exit 3".to_owned()];
-        let record = supervise(&log, Console::default(), "sh", &args, &mut []).await;
+        let record = supervise(&log, Console::default(), "sh", &args, &Stops::default()).await;
         assert_eq!((record.exit_code, record.reason.as_str()), (3, "Error"));
         let text = String::from_utf8(logs::read(&log, &LogOptions::default()).unwrap()).unwrap();
         let mut lines: Vec<&str> = text.lines().collect();
@@ -342,7 +374,8 @@ mod tests {
     async fn a_missing_program_cannot_run_and_says_why_in_the_log() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("main.log");
-        let record = supervise(&log, Console::default(), "/no/such/program", &[], &mut []).await;
+        let record =
+            supervise(&log, Console::default(), "/no/such/program", &[], &Stops::default()).await;
         assert_eq!((record.exit_code, record.reason.as_str()), (127, "ContainerCannotRun"));
         let text = String::from_utf8(logs::read(&log, &LogOptions::default()).unwrap()).unwrap();
         assert!(text.contains("no such file or directory"), "{text}");
@@ -352,14 +385,14 @@ mod tests {
     async fn a_stop_signal_received_before_the_program_starts_keeps_it_from_starting() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("main.log");
-        let mut stops = [(Signal::TERM, signal(SignalKind::terminate()).unwrap())];
+        let stops = Stops::handle().unwrap();
         // The kubelet's SIGTERM to the container's group, while the supervisor got ready.
         rustix::process::kill_process(rustix::process::getpid(), Signal::TERM).unwrap();
         let marker = dir.path().join("ran");
         let args = ["-c".to_owned(), format!("touch {}; sleep 300", marker.display())];
         let record = tokio::time::timeout(
             Duration::from_secs(10),
-            supervise(&log, Console::default(), "sh", &args, &mut stops),
+            supervise(&log, Console::default(), "sh", &args, &stops),
         )
         .await
         .expect("the program did not run its 300 s");
@@ -368,6 +401,27 @@ mod tests {
             (143, Some(15), "Error")
         );
         assert!(!marker.exists(), "the program never started");
+    }
+
+    #[tokio::test]
+    async fn a_stop_signal_received_while_the_program_starts_is_passed_on_to_it() {
+        let stops = Stops(vec![
+            (Signal::INT, Arc::new(AtomicBool::new(false))),
+            (Signal::TERM, Arc::new(AtomicBool::new(true))),
+        ]);
+        let mut child = Command::new("sleep").arg("300").spawn().unwrap();
+        stops.pass_on(&child);
+        let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+            .await
+            .expect("the program did not run its 300 s")
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(Signal::TERM.as_raw()));
+
+        // With nothing received, nothing is sent.
+        let mut child = Command::new("sleep").arg("0.2").spawn().unwrap();
+        Stops::default().pass_on(&child);
+        assert!(child.wait().await.unwrap().success());
     }
 
     #[test]
@@ -392,7 +446,7 @@ mod tests {
         let args = vec!["-c".to_owned(), script.to_owned()];
         let task = tokio::spawn({
             let log = log.clone();
-            async move { supervise(&log, console, "sh", &args, &mut []).await }
+            async move { supervise(&log, console, "sh", &args, &Stops::default()).await }
         });
         let until = tokio::time::Instant::now() + Duration::from_secs(2);
         let client = attach::connect_by(&log, until).await.expect("the supervisor listens");
