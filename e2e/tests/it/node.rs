@@ -754,6 +754,53 @@ fn kubectl_top_shows_what_process_pods_and_the_machine_use() {
 }
 
 #[test]
+fn a_nodes_proxy_answers_as_its_kubelet_with_its_pods_and_what_they_use() {
+    let k = Keelson::up_with(&FAST);
+    let hold = "exec python3 -c 'import time\nx = b\"x\" * (32 << 20)\ntime.sleep(60)'";
+    k.apply("hold.yaml", &job("hold", "", hold));
+    let (pod, _) = running_process(&k, "hold");
+    let node = k.jsonpath("pod", &pod, "{.spec.nodeName}");
+    let raw = |path: &str| k.ok(&["get", "--raw", &format!("/api/v1/nodes/{node}/proxy/{path}")]);
+
+    assert_eq!(raw("healthz").trim(), "ok");
+    let pods: serde_json::Value = serde_json::from_str(&raw("pods")).unwrap();
+    assert_eq!(pods["kind"], "PodList");
+    let names: Vec<&str> = pods["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["metadata"]["name"].as_str())
+        .collect();
+    assert!(names.contains(&pod.as_str()), "{names:?}");
+
+    let summary: serde_json::Value = serde_json::from_str(&raw("stats/summary")).unwrap();
+    assert_eq!(summary["node"]["nodeName"], node.as_str());
+    assert!(summary["node"]["cpu"]["usageCoreNanoSeconds"].as_u64().unwrap() > 0, "{summary}");
+    let ours =
+        summary["pods"].as_array().unwrap().iter().find(|p| p["podRef"]["name"] == pod.as_str());
+    let ours = ours.unwrap_or_else(|| panic!("{pod} is measured: {summary}"));
+    let memory = ours["containers"][0]["memory"]["workingSetBytes"].as_u64().unwrap();
+    assert!(memory >= 32 << 20, "the 32 MiB are resident: {ours}");
+    assert_eq!(ours["containers"][0]["name"], "main");
+
+    let metrics = raw("metrics/resource");
+    let series = format!(
+        r#"container_memory_working_set_bytes{{container="main",namespace="default",pod="{pod}"}}"#
+    );
+    assert!(metrics.contains(&series), "{metrics}");
+    assert!(metrics.contains("node_cpu_usage_seconds_total"), "{metrics}");
+
+    let unknown = k.fails(&["get", "--raw", &format!("/api/v1/nodes/{node}/proxy/nope")]);
+    assert!(unknown.contains("NotFound"), "{unknown}");
+    // `nodes/proxy` is not part of `view`.
+    view_as_default_account(&k);
+    let as_viewer = "--as=system:serviceaccount:default:default";
+    let refused =
+        k.fails(&["get", "--raw", &format!("/api/v1/nodes/{node}/proxy/pods"), as_viewer]);
+    assert!(refused.contains("Forbidden"), "{refused}");
+}
+
+#[test]
 fn a_failing_job_retries_to_its_backoff_limit_and_a_deadline_kills_a_slow_one() {
     let k = Keelson::up_with(&FAST);
     k.apply("fails.yaml", &job("fails", "  backoffLimit: 2\n", "echo attempt; exit 1"));

@@ -288,7 +288,7 @@ pub(super) fn all() -> Vec<ResourceInfo> {
             .with_schema(builtin_schema::<core::v1::Namespace>),
         res("", "nodes", "node", "Node", false)
             .short(&["no"])
-            .subs(vec![Status])
+            .subs(vec![Status, Proxy("NodeProxyOptions")])
             .cols(vec![
                 col("Status", "string", "computed:node-status", "The status of the node."),
                 col("Roles", "string", "computed:node-roles", "The roles of the node."),

@@ -43,7 +43,7 @@ fn builtins_have_scope_short_names_and_subresources() {
             ],
             true,
         ),
-        ("", "nodes", "Node", false, &["no"], &["status"], false),
+        ("", "nodes", "Node", false, &["no"], &["status", "proxy"], false),
         ("", "persistentvolumeclaims", "PersistentVolumeClaim", true, &["pvc"], &["status"], false),
         ("", "events", "Event", true, &["ev"], &[], false),
         ("", "endpoints", "Endpoints", true, &["ep"], &[], false),

@@ -77,7 +77,7 @@ pub(crate) async fn serve(state: &ApiState, request: &ResourceRequest) -> ApiRes
 }
 
 /// The stored core objects of `resource` (`pods`, `nodes`), in `namespace` or all.
-fn stored(state: &ApiState, resource: &str, namespace: Option<&str>) -> Vec<Arc<Value>> {
+pub(super) fn stored(state: &ApiState, resource: &str, namespace: Option<&str>) -> Vec<Arc<Value>> {
     let info = builtin_resource("", resource).expect("pods and nodes are built in");
     let target = Target {
         info: Arc::new(info.clone()),
@@ -107,7 +107,7 @@ fn pod_metrics(pod: &Value, window: &Window) -> Option<Value> {
 
 /// The usage of each container of a running pod; none if the pod does not run or a process
 /// was not seen for the whole window.
-fn container_usage(pod: &Value, window: &Window) -> Option<Vec<(String, Usage)>> {
+pub(super) fn container_usage(pod: &Value, window: &Window) -> Option<Vec<(String, Usage)>> {
     let pod = Pod::deserialize(pod).ok()?;
     let status = pod.status.as_ref()?;
     if status.phase.as_deref() != Some("Running") {
@@ -132,16 +132,7 @@ fn container_usage(pod: &Value, window: &Window) -> Option<Vec<(String, Usage)>>
 
 /// A node's metrics: the machine's for this machine's node, else its pods' total.
 fn node_metrics(node: &Value, pods: &[Arc<Value>], window: &Window) -> Value {
-    let name = meta_str(node, "name").unwrap_or_default();
-    let usage = if name == host_node().name {
-        window.machine()
-    } else {
-        let on_node = pods
-            .iter()
-            .filter(|p| p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(name));
-        let containers = on_node.filter_map(|p| container_usage(p, window)).flatten();
-        containers.fold(Usage::default(), |total, (_, usage)| total + usage)
-    };
+    let usage = node_usage(meta_str(node, "name").unwrap_or_default(), pods, window);
     let metrics = NodeMetrics {
         api_version: API_VERSION.to_owned(),
         kind: "NodeMetrics".to_owned(),
@@ -151,6 +142,18 @@ fn node_metrics(node: &Value, pods: &[Arc<Value>], window: &Window) -> Value {
         usage: quantities(usage),
     };
     serde_json::to_value(metrics).unwrap_or_default()
+}
+
+/// What node `name` uses: the machine's usage for this machine's node, else the total of its
+/// `pods`' (of all `pods`, those bound to it).
+pub(super) fn node_usage(name: &str, pods: &[Arc<Value>], window: &Window) -> Usage {
+    if name == host_node().name {
+        return window.machine();
+    }
+    let on_node =
+        pods.iter().filter(|p| p.pointer("/spec/nodeName").and_then(Value::as_str) == Some(name));
+    let containers = on_node.filter_map(|p| container_usage(p, window)).flatten();
+    containers.fold(Usage::default(), |total, (_, usage)| total + usage)
 }
 
 /// The measured object's name, namespace, labels and creation time, as metrics-server copies
@@ -187,7 +190,7 @@ mod tests {
 
     #[test]
     fn quantities_are_in_metrics_servers_units() {
-        let usage = Usage { nanocores: 12_345_678, memory: 10 * 1024 * 1024 };
+        let usage = Usage { nanocores: 12_345_678, memory: 10 * 1024 * 1024, cpu_nanoseconds: 1 };
         assert_eq!(
             serde_json::to_value(quantities(usage)).unwrap(),
             json!({ "cpu": "12345678n", "memory": "10240Ki" })

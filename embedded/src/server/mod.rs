@@ -17,6 +17,7 @@ mod kind_checks;
 mod media;
 mod metrics_api;
 mod namespace_conditions;
+mod node_proxy;
 mod object_checks;
 mod objects;
 mod paths;
@@ -313,6 +314,9 @@ fn router(state: ApiState) -> Router {
             "/api/v1/namespaces/{namespace}/pods/{name}/portforward",
             any(port_forward::port_forward),
         )
+        .route("/api/v1/nodes/{name}/proxy", any(node_proxy::node))
+        .route("/api/v1/nodes/{name}/proxy/", any(node_proxy::node))
+        .route("/api/v1/nodes/{name}/proxy/{*path}", any(node_proxy::node))
         .route("/api/v1/namespaces/{namespace}/pods/{name}/proxy", any(proxy::pod))
         .route("/api/v1/namespaces/{namespace}/pods/{name}/proxy/", any(proxy::pod))
         .route("/api/v1/namespaces/{namespace}/pods/{name}/proxy/{*path}", any(proxy::pod))

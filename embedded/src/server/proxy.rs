@@ -105,15 +105,15 @@ fn prefix(path: &ProxyPath, resource: &str) -> String {
 
 /// A proxy target as the URL names it: `[scheme:]name[:port]`.
 #[derive(Debug, PartialEq)]
-struct Target {
+pub(super) struct Target {
     https: bool,
-    name: String,
+    pub(super) name: String,
     /// A port number or name; empty when none is given.
     port: String,
 }
 
 impl Target {
-    fn parse(id: &str) -> Option<Target> {
+    pub(super) fn parse(id: &str) -> Option<Target> {
         let parts: Vec<&str> = id.split(':').collect();
         let (scheme, name, port) = match parts[..] {
             [name] => ("", name, ""),

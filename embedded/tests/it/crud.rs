@@ -575,3 +575,32 @@ async fn health_endpoints_answer_as_upstream_s_do() {
     let unknown = test.client.request_text(get("/healthz/nothing")).await.unwrap_err();
     assert!(matches!(unknown, kube::Error::Api(ref e) if e.code == 404), "{unknown:?}");
 }
+
+#[tokio::test]
+async fn a_nodes_proxy_answers_only_while_the_node_is_ready() {
+    use k8s_openapi::api::core::v1::Node;
+    let test = start().await;
+    let nodes: Api<Node> = Api::all(test.client.clone());
+    let node: Node = serde_json::from_value(json!({"metadata": {"name": "n1"}})).unwrap();
+    nodes.create(&PostParams::default(), &node).await.unwrap();
+    let get = |path: &str| axum::http::Request::get(path).body(Vec::new()).unwrap();
+    let proxied = |path: &str| test.client.request_text(get(&format!("/api/v1/nodes/{path}")));
+
+    // No kubelet registered it, so none answers for it.
+    let (code, reason, message) = api_error(proxied("n1/proxy/healthz").await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (503, "ServiceUnavailable"));
+    assert!(message.contains(r#"node "n1" is not ready"#), "{message}");
+    let (code, reason, _) = api_error(proxied("n2/proxy/healthz").await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (404, "NotFound"));
+
+    let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+    nodes.patch_status("n1", &PatchParams::default(), &Patch::Merge(ready)).await.unwrap();
+    assert_eq!(proxied("n1/proxy/healthz").await.unwrap(), "ok\n");
+    // The URL may name the kubelet's scheme and port, as upstream's does.
+    assert_eq!(proxied("https:n1:10250/proxy/healthz").await.unwrap(), "ok\n");
+    let pods: serde_json::Value =
+        serde_json::from_str(&proxied("n1/proxy/pods").await.unwrap()).unwrap();
+    assert_eq!(pods, json!({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": []}));
+    let (code, _, _) = api_error(proxied("n1/proxy/configz").await.unwrap_err());
+    assert_eq!(code, 404, "a path the kubelet does not serve here");
+}

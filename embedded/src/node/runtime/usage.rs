@@ -1,5 +1,6 @@
 //! What process pods and the machine use, read from `/proc`, for the resource metrics API
-//! (`kubectl top`): CPU as the rate between two readings, memory as resident bytes now.
+//! (`kubectl top`) and the nodes' kubelet statistics: CPU as the rate between two readings and
+//! as the total used, memory as resident bytes now.
 //!
 //! A container process leads a process group of its own, so a container's usage is its
 //! group's: the process and everything it started. Readings are taken when metrics are asked
@@ -44,13 +45,19 @@ pub struct Usage {
     pub nanocores: u64,
     /// Memory, in bytes.
     pub memory: u64,
+    /// CPU time used in all by the end of the window, in nanoseconds.
+    pub cpu_nanoseconds: u64,
 }
 
 impl std::ops::Add for Usage {
     type Output = Usage;
 
     fn add(self, other: Usage) -> Usage {
-        Usage { nanocores: self.nanocores + other.nanocores, memory: self.memory + other.memory }
+        Usage {
+            nanocores: self.nanocores + other.nanocores,
+            memory: self.memory + other.memory,
+            cpu_nanoseconds: self.cpu_nanoseconds + other.cpu_nanoseconds,
+        }
     }
 }
 
@@ -79,20 +86,31 @@ impl Window {
         Some(Usage {
             nanocores: self.rate(after.ticks.saturating_sub(before.ticks)),
             memory: after.pages * self.page_size,
+            cpu_nanoseconds: self.nanoseconds(after.ticks),
         })
     }
 
     /// The whole machine's usage.
     pub fn machine(&self) -> Usage {
         let busy = self.later.machine_ticks.saturating_sub(self.earlier.machine_ticks);
-        Usage { nanocores: self.rate(busy), memory: self.later.machine_memory }
+        Usage {
+            nanocores: self.rate(busy),
+            memory: self.later.machine_memory,
+            cpu_nanoseconds: self.nanoseconds(self.later.machine_ticks),
+        }
     }
 
     /// Ticks used in the window as billionths of a core.
     fn rate(&self, ticks: u64) -> u64 {
         let nanos = self.length().as_nanos().max(1);
-        let used = u128::from(ticks) * 1_000_000_000 / u128::from(self.ticks_per_second.max(1));
+        let used = u128::from(self.nanoseconds(ticks));
         u64::try_from(used * 1_000_000_000 / nanos).unwrap_or(u64::MAX)
+    }
+
+    /// Ticks as nanoseconds of CPU time.
+    fn nanoseconds(&self, ticks: u64) -> u64 {
+        let nanos = u128::from(ticks) * 1_000_000_000 / u128::from(self.ticks_per_second.max(1));
+        u64::try_from(nanos).unwrap_or(u64::MAX)
     }
 }
 
@@ -257,8 +275,12 @@ mod tests {
             page_size: 4096,
         };
         // 50 ticks of 10 ms in 2 s: a quarter of a core.
-        assert_eq!(window.group(7), Some(Usage { nanocores: 250_000_000, memory: 20 * 4096 }));
+        let group =
+            Usage { nanocores: 250_000_000, memory: 20 * 4096, cpu_nanoseconds: 1_500_000_000 };
+        assert_eq!(window.group(7), Some(group));
         assert_eq!(window.group(8), None, "a group not seen in both readings has no usage");
-        assert_eq!(window.machine(), Usage { nanocores: 1_000_000_000, memory: 1 << 30 });
+        let machine =
+            Usage { nanocores: 1_000_000_000, memory: 1 << 30, cpu_nanoseconds: 6_000_000_000 };
+        assert_eq!(window.machine(), machine);
     }
 }
