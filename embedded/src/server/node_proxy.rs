@@ -13,6 +13,7 @@
 //! node that is not `Ready` has no kubelet answering: `503`.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use axum::extract::{Extension, Path, Request, State};
 use axum::http::{Method, StatusCode, header};
@@ -26,7 +27,6 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::sync::atomic::AtomicU64;
 
 use super::ApiState;
 use super::errors::{ApiError, ApiResult};

@@ -142,8 +142,8 @@ const STOP_SIGNALS: [(SignalKind, Signal); 3] = [
 pub struct Stops(Vec<(Signal, Arc<AtomicBool>)>);
 
 impl Stops {
-    /// Handles the [`STOP_SIGNALS`] from now on: handled rather than ignored, so the program
-    /// starts with their default dispositions.
+    /// Handles the stop signals (SIGTERM, SIGINT, SIGHUP) from now on: handled rather than
+    /// ignored, so the program starts with their default dispositions.
     pub fn handle() -> std::io::Result<Self> {
         let mut noted = Vec::new();
         for (_, sent) in STOP_SIGNALS {
