@@ -264,7 +264,7 @@ fn assign(
         if port.get("nodePort").and_then(Value::as_i64).is_some_and(|p| p != 0) {
             continue;
         }
-        match NODE_PORTS.clone().find(|p| !used.contains(p)) {
+        match free_node_port(&used, &format!("{name}:{index}")) {
             Some(free) => {
                 used.insert(free);
                 port.insert("nodePort".into(), json!(free));
@@ -314,6 +314,20 @@ fn free_ip(taken: &Taken, name: &str) -> Option<Ipv4Addr> {
         .map(|step| RANGE_START + 1 + (start + step) % usable)
         .find(|ip| !taken.ips.contains(ip))
         .map(Ipv4Addr::from)
+}
+
+/// A node port not `used`, as upstream hands them out: from the upper band of the range first,
+/// starting at one derived from `seed` (the Service's name and the port's index) so that
+/// Services spread over it, then the next free one; the lower band only once the upper one is
+/// full, as it is kept for Services that ask for a port of their own.
+fn free_node_port(used: &BTreeSet<i64>, seed: &str) -> Option<i64> {
+    let (start, end) = (*NODE_PORTS.start(), *NODE_PORTS.end());
+    // Upstream's lower band: a 32nd of the range, at least 16 ports and at most 128.
+    let band = ((end - start + 1) / 32).clamp(16, 128);
+    let upper = end - (start + band) + 1;
+    let first = i64::from(fnv(seed)) % upper;
+    let in_upper = (0..upper).map(|step| start + band + (first + step) % upper);
+    in_upper.chain(start..start + band).find(|port| !used.contains(port))
 }
 
 /// FNV-1a, a stable spread of names over the range.
@@ -489,15 +503,37 @@ mod tests {
     }
 
     #[test]
+    fn node_ports_spread_over_the_upper_band_and_fill_the_lower_one_last() {
+        let none = BTreeSet::new();
+        let (a, b) =
+            (free_node_port(&none, "web:0").unwrap(), free_node_port(&none, "api:0").unwrap());
+        assert_ne!(a, b, "names spread over the band");
+        assert_eq!(
+            free_node_port(&none, "web:0"),
+            Some(a),
+            "the same name starts at the same port"
+        );
+        let mut used: BTreeSet<i64> = BTreeSet::from([a]);
+        let next = free_node_port(&used, "web:0").unwrap();
+        assert_eq!(
+            next,
+            if a == 32767 { 30086 } else { a + 1 },
+            "the next free one, wrapping in the band"
+        );
+        used.extend(30086..=32767);
+        assert!((30000..30086).contains(&free_node_port(&used, "web:0").unwrap()));
+        used.extend(30000..30086);
+        assert_eq!(free_node_port(&used, "web:0"), None);
+    }
+
+    #[test]
     fn node_ports_are_unique_in_their_range() {
         let mut s = spec(
             json!({ "type": "NodePort", "ports": [{ "port": 80 }, { "port": 443, "nodePort": 30001 }] }),
         );
         assert!(assign(&mut s, &taken(&[], &[30000]), None, "np").is_empty());
-        assert_eq!(
-            s["ports"][0]["nodePort"], 30002,
-            "the first free port after those taken and requested"
-        );
+        let given = s["ports"][0]["nodePort"].as_i64().unwrap();
+        assert!((30086..=32767).contains(&given), "from the upper band: {given}");
         assert_eq!(s["ports"][1]["nodePort"], 30001);
 
         let mut clash =
