@@ -653,7 +653,7 @@ fn the_proxy_subresource_reaches_a_process_pod_and_its_service() {
     let port = free_port();
     // A web server on the pod's declared port, serving a file and a directory.
     let script = format!(
-        "mkdir -p site/docs && echo hello > site/greeting.txt && echo spaced > 'site/two words.txt' && cd site && exec python3 -m http.server {port} --bind 127.0.0.1"
+        "mkdir -p site/docs && echo hello > site/greeting.txt && echo spaced > 'site/two words.txt' && echo '<a href=\"/docs/\">docs</a> <img src=\"greeting.txt\">' > site/page.html && cd site && exec python3 -m http.server {port} --bind 127.0.0.1"
     );
     let ports = format!("    ports:\n    - {{containerPort: {port}, name: web}}\n");
     k.apply(
@@ -700,6 +700,14 @@ fn the_proxy_subresource_reaches_a_process_pod_and_its_service() {
     assert!(body.contains("greeting.txt"), "the directory listing: {body}");
     let (status, location, _) = through_kubectl_proxy(local, "GET", &format!("{base}/docs"));
     assert_eq!((status, location.as_str()), (301, format!("{base}/docs/").as_str()));
+    // A page's links to the backend's own paths come back through the proxy too.
+    let (status, _, body) = through_kubectl_proxy(local, "GET", &format!("{base}/page.html"));
+    assert_eq!(status, 200);
+    assert!(body.contains(&format!(r#"<a href="{base}/docs/">"#)), "{body}");
+    assert!(
+        body.contains(r#"<img src="greeting.txt">"#),
+        "a relative link resolves as it is: {body}"
+    );
     let (status, _, _) = through_kubectl_proxy(local, "POST", &format!("{base}/greeting.txt"));
     assert_eq!(status, 501, "Python's server takes no POST");
     proxy.kill().unwrap();

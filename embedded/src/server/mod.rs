@@ -27,6 +27,7 @@ pub mod pod_log;
 mod port_forward;
 mod priority;
 mod proxy;
+mod proxy_html;
 mod query;
 mod quota;
 mod rbac;

@@ -9,7 +9,8 @@
 //! not passed on, a redirect of the backend's own is rewritten to come back through the proxy,
 //! and `https:` targets are reached without checking their certificate. A connection upgrade
 //! (WebSocket) the backend accepts with `101 Switching Protocols` is relayed both ways until
-//! either side closes. Unlike upstream's, links inside HTML pages are not rewritten.
+//! either side closes. Links of HTML pages to the backend's own paths are rewritten to come
+//! back through the proxy (see [`super::proxy_html`]).
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -25,11 +26,11 @@ use rustls::pki_types::ServerName;
 use serde::Deserialize;
 use tokio::net::TcpStream;
 
-use super::ApiState;
 use super::errors::{ApiError, ApiResult};
 use super::rbac::{self, Attributes, ResourceAttributes};
 use super::read::stored_core;
 use super::users::User;
+use super::{ApiState, proxy_html};
 use crate::container_http;
 
 /// How long connecting to a backend may take (upstream's dial timeout).
@@ -309,6 +310,7 @@ async fn relay(backend: Backend, prefix: String, mut request: Request) -> ApiRes
     let authority = backend.authority();
     let host = HeaderValue::try_from(&authority).expect("an address is a valid header value");
     parts.headers.insert(header::HOST, host);
+    let head = parts.method == Method::HEAD;
     let mut outbound = hyper::Request::new(body);
     *outbound.method_mut() = parts.method;
     *outbound.uri_mut() = uri;
@@ -336,7 +338,13 @@ async fn relay(backend: Backend, prefix: String, mut request: Request) -> ApiRes
     }
     drop_headers(response.headers_mut());
     rewrite_location(response.headers_mut(), &backend, &prefix);
-    Ok(response.map(Body::new))
+    if head || !proxy_html::is_html(response.headers()) {
+        return Ok(response.map(Body::new));
+    }
+    let (mut parts, body) = response.into_parts();
+    let link = |value: &str| own_link(value, &backend, &prefix);
+    let body = proxy_html::relay(&mut parts.headers, body, link).await;
+    Ok(Response::from_parts(parts, body))
 }
 
 /// The protocol a request asks to switch to (`Upgrade`), when its `Connection` lists `upgrade`.
@@ -365,23 +373,30 @@ fn rewrite_location(headers: &mut HeaderMap, backend: &Backend, prefix: &str) {
     let Some(location) = headers.get(header::LOCATION).and_then(|v| v.to_str().ok()) else {
         return;
     };
-    let own_path = if location.starts_with('/') && !location.starts_with("//") {
-        Some(location.to_owned())
-    } else {
-        location
-            .parse::<Uri>()
-            .ok()
-            .filter(|uri| {
-                uri.authority().is_some_and(|a| a.as_str() == backend.authority())
-                    && matches!(uri.scheme_str(), Some("http" | "https"))
-            })
-            .map(|uri| uri.path_and_query().map_or("/".to_owned(), |p| p.as_str().to_owned()))
-    };
-    if let Some(path) = own_path
-        && let Ok(value) = HeaderValue::try_from(format!("{prefix}{path}"))
+    if let Some(value) =
+        own_link(location, backend, prefix).and_then(|l| HeaderValue::try_from(l).ok())
     {
         headers.insert(header::LOCATION, value);
     }
+}
+
+/// `link` made to go through the proxy at `prefix` when it leads to one of the backend's own
+/// paths: a path from the root (`/login`), or a URL naming the backend's address. A relative
+/// link, one elsewhere, or one already under `prefix` is left as it is (none).
+fn own_link(link: &str, backend: &Backend, prefix: &str) -> Option<String> {
+    let path = if link.starts_with('/') && !link.starts_with("//") {
+        link.to_owned()
+    } else {
+        let uri = link.parse::<Uri>().ok().filter(|uri| {
+            uri.authority().is_some_and(|a| a.as_str() == backend.authority())
+                && matches!(uri.scheme_str(), Some("http" | "https"))
+        })?;
+        uri.path_and_query().map_or("/".to_owned(), |p| p.as_str().to_owned())
+    };
+    let under_prefix = path
+        .strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '?', '#']));
+    (!under_prefix).then(|| format!("{prefix}{path}"))
 }
 
 #[cfg(test)]
@@ -557,8 +572,10 @@ mod tests {
         assert_eq!(rewritten("/login?next=%2F"), format!("{prefix}/login?next=%2F"));
         assert_eq!(rewritten("http://127.0.0.1:8080/docs/"), format!("{prefix}/docs/"));
         assert_eq!(rewritten("http://127.0.0.1:8080"), format!("{prefix}/"));
-        for elsewhere in ["https://example.com/x", "//example.com/x", "next/page"] {
-            assert_eq!(rewritten(elsewhere), elsewhere);
+        let under_prefix = format!("{prefix}/docs/");
+        for elsewhere in ["https://example.com/x", "//example.com/x", "next/page", &under_prefix] {
+            assert_eq!(own_link(elsewhere, &backend, prefix), None, "{elsewhere}");
         }
+        assert_eq!(rewritten("https://example.com/x"), "https://example.com/x");
     }
 }
