@@ -125,25 +125,23 @@ struct Summary {
     pods: Vec<PodStats>,
 }
 
+/// The node's figures.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct NodeStats {
     node_name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    start_time: Option<Time>,
-    cpu: CpuStats,
-    memory: MemoryStats,
+    #[serde(flatten)]
+    figures: Figures,
 }
 
+/// A pod's figures, its containers' together, and each container's.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct PodStats {
     pod_ref: PodReference,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    start_time: Option<Time>,
     containers: Vec<ContainerStats>,
-    cpu: CpuStats,
-    memory: MemoryStats,
+    #[serde(flatten)]
+    figures: Figures,
 }
 
 #[derive(Debug, Serialize)]
@@ -154,9 +152,16 @@ struct PodReference {
 }
 
 #[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
 struct ContainerStats {
     name: String,
+    #[serde(flatten)]
+    figures: Figures,
+}
+
+/// When a node, pod or container started, and what it uses.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Figures {
     #[serde(skip_serializing_if = "Option::is_none")]
     start_time: Option<Time>,
     cpu: CpuStats,
@@ -201,16 +206,19 @@ fn summary(
     used: Usage,
     containers_of: impl Fn(&Value) -> Option<Vec<(String, Usage)>>,
 ) -> Summary {
-    let cpu = |usage: &Usage| CpuStats {
-        time: time.clone(),
-        usage_nano_cores: usage.nanocores,
-        usage_core_nano_seconds: usage.cpu_nanoseconds,
-    };
-    let memory = |usage: &Usage| MemoryStats {
-        time: time.clone(),
-        usage_bytes: usage.memory,
-        working_set_bytes: usage.memory,
-        rss_bytes: usage.memory,
+    let figures = |start_time: Option<Time>, usage: &Usage| Figures {
+        start_time,
+        cpu: CpuStats {
+            time: time.clone(),
+            usage_nano_cores: usage.nanocores,
+            usage_core_nano_seconds: usage.cpu_nanoseconds,
+        },
+        memory: MemoryStats {
+            time: time.clone(),
+            usage_bytes: usage.memory,
+            working_set_bytes: usage.memory,
+            rss_bytes: usage.memory,
+        },
     };
     let pods = pods.iter().filter_map(|pod| {
         let containers = containers_of(pod)?;
@@ -219,9 +227,7 @@ fn summary(
             .iter()
             .map(|(name, usage)| ContainerStats {
                 name: name.clone(),
-                start_time: container_started(pod, name),
-                cpu: cpu(usage),
-                memory: memory(usage),
+                figures: figures(container_started(pod, name), usage),
             })
             .collect();
         let text = |field| meta_str(pod, field).unwrap_or_default().to_owned();
@@ -231,18 +237,14 @@ fn summary(
                 namespace: text("namespace"),
                 uid: text("uid"),
             },
-            start_time: time_at(pod, "/status/startTime"),
             containers,
-            cpu: cpu(&total),
-            memory: memory(&total),
+            figures: figures(time_at(pod, "/status/startTime"), &total),
         })
     });
     Summary {
         node: NodeStats {
             node_name: node.metadata.name.clone().unwrap_or_default(),
-            start_time: node.metadata.creation_timestamp.clone(),
-            cpu: cpu(&used),
-            memory: memory(&used),
+            figures: figures(node.metadata.creation_timestamp.clone(), &used),
         },
         pods: pods.collect(),
     }
@@ -280,14 +282,14 @@ fn resource_metrics(summary: &Summary) -> String {
     let seconds = |nanos: u64| nanos as f64 / 1e9;
     let mut registry = Registry::default();
     let node_cpu = Seconds::default();
-    node_cpu.inc_by(seconds(summary.node.cpu.usage_core_nano_seconds));
+    node_cpu.inc_by(seconds(summary.node.figures.cpu.usage_core_nano_seconds));
     registry.register(
         "node_cpu_usage_seconds",
         "CPU time the node has used, in core-seconds",
         node_cpu,
     );
     let node_memory = Figure::default();
-    node_memory.set(summary.node.memory.working_set_bytes as f64);
+    node_memory.set(summary.node.figures.memory.working_set_bytes as f64);
     registry.register(
         "node_memory_working_set_bytes",
         "Memory the node has in use now, in bytes",
@@ -302,8 +304,8 @@ fn resource_metrics(summary: &Summary) -> String {
     for pod in &summary.pods {
         let labels =
             PodLabels { namespace: pod.pod_ref.namespace.clone(), pod: pod.pod_ref.name.clone() };
-        pod_cpu.get_or_create(&labels).inc_by(seconds(pod.cpu.usage_core_nano_seconds));
-        pod_memory.get_or_create(&labels).set(pod.memory.working_set_bytes as f64);
+        pod_cpu.get_or_create(&labels).inc_by(seconds(pod.figures.cpu.usage_core_nano_seconds));
+        pod_memory.get_or_create(&labels).set(pod.figures.memory.working_set_bytes as f64);
         for container in &pod.containers {
             let labels = ContainerLabels {
                 container: container.name.clone(),
@@ -312,9 +314,11 @@ fn resource_metrics(summary: &Summary) -> String {
             };
             container_cpu
                 .get_or_create(&labels)
-                .inc_by(seconds(container.cpu.usage_core_nano_seconds));
-            container_memory.get_or_create(&labels).set(container.memory.working_set_bytes as f64);
-            if let Some(started) = &container.start_time {
+                .inc_by(seconds(container.figures.cpu.usage_core_nano_seconds));
+            container_memory
+                .get_or_create(&labels)
+                .set(container.figures.memory.working_set_bytes as f64);
+            if let Some(started) = &container.figures.start_time {
                 let at = started.0.as_millisecond() as f64 / 1e3;
                 container_start.get_or_create(&labels).set(at);
             }
