@@ -405,6 +405,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_stop_signal_received_while_the_program_starts_is_passed_on_to_it() {
+        use std::os::unix::process::ExitStatusExt;
         let stops = Stops(vec![
             (Signal::INT, Arc::new(AtomicBool::new(false))),
             (Signal::TERM, Arc::new(AtomicBool::new(true))),
@@ -415,7 +416,6 @@ mod tests {
             .await
             .expect("the program did not run its 300 s")
             .unwrap();
-        use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(Signal::TERM.as_raw()));
 
         // With nothing received, nothing is sent.
