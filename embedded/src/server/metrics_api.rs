@@ -146,7 +146,7 @@ fn node_metrics(node: &Value, pods: &[Arc<Value>], window: &Window) -> Value {
 
 /// What node `name` uses: the machine's usage for this machine's node, else the total of its
 /// `pods`' (of all `pods`, those bound to it).
-pub(super) fn node_usage(name: &str, pods: &[Arc<Value>], window: &Window) -> Usage {
+fn node_usage(name: &str, pods: &[Arc<Value>], window: &Window) -> Usage {
     if name == host_node().name {
         return window.machine();
     }

@@ -30,12 +30,13 @@ use serde_json::{Value, json};
 
 use super::ApiState;
 use super::errors::{ApiError, ApiResult};
-use super::metrics_api::{container_usage, node_usage, stored};
+use super::metrics_api::{container_usage, stored};
 use super::objects::meta_str;
 use super::proxy::Target;
 use super::rbac::{self, Attributes, ResourceAttributes};
 use super::read::{json_response, stored_core};
 use super::users::User;
+use crate::node::config::host_node;
 use crate::node::runtime::usage::Usage;
 
 /// The content type of the Prometheus text the encoder writes.
@@ -191,19 +192,20 @@ struct MemoryStats {
 async fn measure(state: &ApiState, node: &Node) -> Summary {
     let window = state.usage.window().await;
     let name = node.metadata.name.as_deref().unwrap_or_default();
+    let machine = (name == host_node().name).then(|| window.machine());
     let pods = bound_to(state, name);
-    let used = node_usage(name, &pods, &window);
-    summary(node, &pods, Time(window.timestamp()), used, |pod| container_usage(pod, &window))
+    summary(node, &pods, Time(window.timestamp()), machine, |pod| container_usage(pod, &window))
 }
 
-/// The summary of `node`, which `used`, with `pods` (those bound to it), at `time`: the node,
-/// and each running pod whose every container was measured (`containers_of` it), as
-/// metrics-server leaves out the others.
+/// The summary of `node` with `pods` (those bound to it) at `time`: the node, and each running
+/// pod whose every container was measured (`containers_of` it), as metrics-server leaves out
+/// the others. The node uses what the `machine` does when it is this machine's node, else what
+/// those pods use.
 fn summary(
     node: &Node,
     pods: &[Arc<Value>],
     time: Time,
-    used: Usage,
+    machine: Option<Usage>,
     containers_of: impl Fn(&Value) -> Option<Vec<(String, Usage)>>,
 ) -> Summary {
     let figures = |start_time: Option<Time>, usage: &Usage| Figures {
@@ -220,9 +222,11 @@ fn summary(
             rss_bytes: usage.memory,
         },
     };
+    let mut pods_total = Usage::default();
     let pods = pods.iter().filter_map(|pod| {
         let containers = containers_of(pod)?;
         let total = containers.iter().fold(Usage::default(), |total, (_, usage)| total + *usage);
+        pods_total = pods_total + total;
         let containers = containers
             .iter()
             .map(|(name, usage)| ContainerStats {
@@ -241,12 +245,16 @@ fn summary(
             figures: figures(time_at(pod, "/status/startTime"), &total),
         })
     });
+    let pods = pods.collect();
     Summary {
         node: NodeStats {
             node_name: node.metadata.name.clone().unwrap_or_default(),
-            figures: figures(node.metadata.creation_timestamp.clone(), &used),
+            figures: figures(
+                node.metadata.creation_timestamp.clone(),
+                &machine.unwrap_or(pods_total),
+            ),
         },
-        pods: pods.collect(),
+        pods,
     }
 }
 
@@ -393,7 +401,7 @@ mod tests {
             (pod.pointer("/status/phase") == Some(&json!("Running")))
                 .then(|| vec![("main".to_owned(), main)])
         };
-        summary(&node("True"), &pods, time, used, containers_of)
+        summary(&node("True"), &pods, time, Some(used), containers_of)
     }
 
     #[test]
@@ -431,6 +439,18 @@ mod tests {
                 }],
             })
         );
+    }
+
+    #[test]
+    fn another_node_than_the_machines_uses_what_its_measured_pods_use() {
+        let time: Time = serde_json::from_value(json!("2026-11-28T02:00:00Z")).unwrap();
+        let main = Usage { nanocores: 2_000_000, memory: 4 << 20, cpu_nanoseconds: 1_500_000_000 };
+        let pods = [pod("a", "Running"), pod("b", "Running")];
+        let summary =
+            summary(&node("True"), &pods, time, None, |_| Some(vec![("main".to_owned(), main)]));
+        let node = serde_json::to_value(&summary.node).unwrap();
+        assert_eq!(node["cpu"]["usageNanoCores"], 4_000_000);
+        assert_eq!(node["memory"]["workingSetBytes"], 8 << 20);
     }
 
     #[test]
