@@ -239,6 +239,18 @@ fn the_served_group_versions_have_local_apiservices() {
     // Deleted, one comes back, as kube-aggregator's auto-registration brings it back.
     k.ok(&["delete", "apiservice", "v1.apps"]);
     eventually(10, "v1.apps again", || row("v1.apps") == "v1.apps Local True");
+    // Its status taken away, it is given it again.
+    let no_status = r#"[{"op":"remove","path":"/status"}]"#;
+    k.ok(&[
+        "patch",
+        "apiservice",
+        "v1.apps",
+        "--subresource=status",
+        "--type=json",
+        "-p",
+        no_status,
+    ]);
+    eventually(10, "v1.apps available again", || row("v1.apps") == "v1.apps Local True");
     // A CRD's group version has one while it is served.
     k.apply("crd.yaml", WIDGET_CRD);
     eventually(10, "the CRD's", || row("v1.e2e.keelson.dev") == "v1.e2e.keelson.dev Local True");

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use futures::FutureExt;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
@@ -113,14 +114,15 @@ fn available(now: &str) -> Value {
         "message": "Local APIServices are always available", "lastTransitionTime": now}]})
 }
 
-/// Creates the missing Local APIServices (their status after, as the status subresource is the
-/// controller's) and deletes the automanaged ones of group versions no longer served.
+/// Creates the missing Local APIServices, available, gives one that lost its status its status
+/// again, and deletes the automanaged ones of group versions no longer served.
 async fn reconcile(store: &Store) -> Result<(), StoreError> {
     let info = apiservices();
     let served = served(store);
     let wanted = local_apiservices(served.iter().map(|(g, v, b)| (g.as_str(), v.as_str(), *b)));
     for (name, apiservice) in &wanted {
-        create_missing(store, info, None, apiservice.clone()).await?;
+        let status = available(&now_rfc3339());
+        create_missing(store, info, None, apiservice.clone(), Some(status)).await?;
         let key = object_key(info, "", name);
         if let Some(entry) = store.get(&key).filter(|e| e.object.get("status").is_none()) {
             let mut object = (*entry.object).clone();
@@ -155,9 +157,21 @@ pub(crate) fn spawn(store: Store) -> JoinHandle<()> {
                 if let Err(error) = reconcile(&store).await {
                     tracing::warn!(%error, "keeping the Local APIServices failed");
                 }
-                let event = tokio::select! {
-                    event = crd_events.next() => event,
-                    event = own_events.next() => event,
+                // The events already queued, among them those of the pass's own writes (the
+                // store sends a write's event before its reply), were seen by the pass.
+                let queued = loop {
+                    let ready = crd_events.next().now_or_never();
+                    match ready.or_else(|| own_events.next().now_or_never()) {
+                        Some(Some(Ok(_))) => {}
+                        pending_or_end => break pending_or_end,
+                    }
+                };
+                let event = match queued {
+                    Some(end) => end,
+                    None => tokio::select! {
+                        event = crd_events.next() => event,
+                        event = own_events.next() => event,
+                    },
                 };
                 match event {
                     Some(Ok(_)) => {}

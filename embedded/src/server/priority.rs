@@ -47,7 +47,7 @@ pub(crate) async fn ensure_system_classes(store: &Store) -> Result<(), StoreErro
             "description": description,
             "preemptionPolicy": DEFAULT_PREEMPTION,
         });
-        create_missing(store, priority_classes(), None, class).await?;
+        create_missing(store, priority_classes(), None, class, None).await?;
     }
     Ok(())
 }

@@ -25,7 +25,7 @@ pub(super) fn service_accounts() -> &'static ResourceInfo {
 /// Creates the `default` ServiceAccount of `namespace` unless it exists.
 pub(crate) async fn ensure_default(store: &Store, namespace: &str) -> Result<(), StoreError> {
     let account = json!({ "metadata": { "name": DEFAULT } });
-    create_missing(store, service_accounts(), Some(namespace), account).await
+    create_missing(store, service_accounts(), Some(namespace), account, None).await
 }
 
 /// The names of the stored namespaces.

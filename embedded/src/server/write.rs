@@ -125,18 +125,20 @@ fn default_builtin(info: &ResourceInfo, object: &mut Value) {
 pub(crate) async fn ensure_default_namespaces(store: &Store) -> Result<(), StoreError> {
     let info = crate::catalog::builtin_resource("", "namespaces").expect("namespaces are built in");
     for name in SYSTEM_NAMESPACES {
-        create_missing(store, info, None, json!({"metadata": {"name": name}})).await?;
+        create_missing(store, info, None, json!({"metadata": {"name": name}}), None).await?;
     }
     Ok(())
 }
 
 /// Creates an object the server keeps for itself (a system namespace, a default account or
-/// role) unless it exists. `object` must be valid.
+/// role) unless it exists, with `status` when given (which a create through the API would drop
+/// as the status subresource's). `object` must be valid.
 pub(crate) async fn create_missing(
     store: &Store,
     info: &ResourceInfo,
     namespace: Option<&str>,
     object: Value,
+    status: Option<Value>,
 ) -> Result<(), StoreError> {
     let name = meta_str(&object, "name").unwrap_or_default();
     let key = object_key(info, namespace.unwrap_or_default(), name);
@@ -146,6 +148,9 @@ pub(crate) async fn create_missing(
     let mut object = prepare_create(info, namespace, object, &now_rfc3339())
         .expect("the server's own objects are valid");
     default_builtin(info, &mut object);
+    if let Some(status) = status {
+        object["status"] = status;
+    }
     match store.write(WriteOp::Create { key, object }).await {
         Ok(_) | Err(StoreError::AlreadyExists { .. }) => Ok(()),
         Err(e) => Err(e),

@@ -263,7 +263,7 @@ pub(crate) async fn ensure_defaults(store: &Store) -> Result<(), StoreError> {
     for (resource, objects) in kinds {
         let info = builtin_resource(GROUP, resource).expect("RBAC kinds are built in");
         for object in objects {
-            create_missing(store, info, None, object).await?;
+            create_missing(store, info, None, object, None).await?;
         }
     }
     Ok(())
