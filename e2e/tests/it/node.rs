@@ -764,7 +764,7 @@ fn kubectl_top_shows_what_process_pods_and_the_machine_use() {
 #[test]
 fn a_nodes_proxy_answers_as_its_kubelet_with_its_pods_and_what_they_use() {
     let k = Keelson::up_with(&FAST);
-    let hold = "exec python3 -c 'import time\nx = b\"x\" * (32 << 20)\ntime.sleep(60)'";
+    let hold = "exec python3 -c 'import time\nx = b\"x\" * (32 << 20)\nprint(\"holding\", flush=True)\ntime.sleep(60)'";
     k.apply("hold.yaml", &job("hold", "", hold));
     let (pod, _) = running_process(&k, "hold");
     let node = k.jsonpath("pod", &pod, "{.spec.nodeName}");
@@ -797,6 +797,21 @@ fn a_nodes_proxy_answers_as_its_kubelet_with_its_pods_and_what_they_use() {
     );
     assert!(metrics.contains(&series), "{metrics}");
     assert!(metrics.contains("node_cpu_usage_seconds_total"), "{metrics}");
+
+    // The container's log, as the kubelet serves it for `kubectl logs`.
+    let logs = format!("containerLogs/default/{pod}/main");
+    eventually(10, "the container's output", || raw(&logs) == "holding\n");
+    let stamped = raw(&format!("{logs}?timestamps=true&tailLines=1"));
+    assert!(stamped.starts_with("20") && stamped.ends_with(" holding\n"), "{stamped}");
+    for (path, why) in [
+        (format!("containerLogs/default/{pod}/nope"), "container \"nope\" not found"),
+        ("containerLogs/default/nope/main".to_owned(), "pod \"nope\" does not exist"),
+    ] {
+        // kubectl shows a body that is not a `Status` only in its log of the response.
+        let url = format!("/api/v1/nodes/{node}/proxy/{path}");
+        let refused = k.fails(&["get", "--raw", &url, "-v=8"]);
+        assert!(refused.contains("404 Not Found") && refused.contains(why), "{refused}");
+    }
 
     let unknown = k.fails(&["get", "--raw", &format!("/api/v1/nodes/{node}/proxy/nope")]);
     assert!(unknown.contains("NotFound"), "{unknown}");

@@ -7,18 +7,20 @@
 //! - `pods`: the pods bound to the node, as a `PodList`;
 //! - `stats/summary`: the node's and its running pods' CPU and memory, in the kubelet's Summary
 //!   API (`stats/v1alpha1`);
-//! - `metrics/resource`: the same figures as Prometheus metrics, named as the kubelet names them.
+//! - `metrics/resource`: the same figures as Prometheus metrics, named as the kubelet names them;
+//! - `containerLogs/{namespace}/{pod}/{container}`: a container's log, as `kubectl logs` shows it.
 //!
 //! A path a kubelet does not serve read-only is `404 page not found`, as a kubelet answers. A
 //! node that is not `Ready` has no kubelet answering: `503`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use axum::extract::{Extension, Path, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -32,10 +34,13 @@ use super::ApiState;
 use super::errors::{ApiError, ApiResult};
 use super::metrics_api::{container_usage, stored};
 use super::objects::meta_str;
+use super::paths::object_key;
+use super::pod_log::{container_log, declared_containers};
 use super::proxy::Target;
 use super::rbac::{self, Attributes, ResourceAttributes};
 use super::read::{json_response, stored_core};
 use super::users::User;
+use crate::catalog::builtin_resource;
 use crate::node::config::host_node;
 use crate::node::runtime::usage::Usage;
 
@@ -94,8 +99,42 @@ pub(crate) async fn node(
             let text = resource_metrics(&measure(&state, &node).await);
             Ok(([(header::CONTENT_TYPE, OPENMETRICS)], text).into_response())
         }
-        _ => Ok(plain(StatusCode::NOT_FOUND, "404 page not found")),
+        _ => match rest.strip_prefix("containerLogs/") {
+            Some(container) => Ok(container_logs(&state, name, container, request.uri().query())),
+            None => Ok(plain(StatusCode::NOT_FOUND, "404 page not found")),
+        },
     }
+}
+
+/// `containerLogs/{namespace}/{pod}/{container}` of node `node`: the container's log with the
+/// pod log options as query parameters (`follow`, `tailLines`, ...), what `kubectl logs` shows;
+/// errors in plain text, as a kubelet answers them.
+fn container_logs(state: &ApiState, node: &str, path: &str, query: Option<&str>) -> Response {
+    let mut parts = path.splitn(3, '/');
+    let (Some(namespace), Some(pod_name), Some(container)) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return plain(StatusCode::NOT_FOUND, "404 page not found");
+    };
+    if [namespace, pod_name, container].iter().any(|part| part.is_empty()) {
+        return plain(StatusCode::NOT_FOUND, "404 page not found");
+    }
+    let pods = builtin_resource("", "pods").expect("pods are built in");
+    let key = object_key(pods, namespace, pod_name);
+    let pod = stored_core::<Pod>(state, "pods", namespace, pod_name)
+        .ok()
+        .filter(|pod| pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node));
+    let Some(pod) = pod else {
+        return plain(StatusCode::NOT_FOUND, &format!("pod {pod_name:?} does not exist"));
+    };
+    if !declared_containers(&pod).contains(&container) {
+        let why = format!("container {container:?} not found in pod {pod_name:?}");
+        return plain(StatusCode::NOT_FOUND, &why);
+    }
+    let params: HashMap<String, String> =
+        form_urlencoded::parse(query.unwrap_or_default().as_bytes()).into_owned().collect();
+    container_log(state, key, &pod, container.to_owned(), &params)
+        .unwrap_or_else(|error| plain(error.code, &error.message))
 }
 
 /// A plain text answer, as the kubelet gives for health and errors.

@@ -31,12 +31,25 @@ pub(crate) async fn pod_log(state: &ApiState, request: ResourceRequest) -> ApiRe
         .map_err(|e| ApiError::internal(format!("stored pod {name:?} is unreadable: {e}")))?;
     let params = &request.query.raw;
     let container = container_name(&pod, &name, params.get("container").map(String::as_str))?;
+    container_log(state, key, &pod, container, params)
+}
+
+/// The log of `container` of `pod` (stored at `key`) with the options of `params`, as the
+/// kubelet of the pod's node serves it.
+pub(super) fn container_log(
+    state: &ApiState,
+    key: String,
+    pod: &Pod,
+    container: String,
+    params: &HashMap<String, String>,
+) -> ApiResult<Response> {
+    let name = pod.metadata.name.as_deref().unwrap_or_default();
     let previous = flag(params, "previous")?;
     // No node has it yet, so no kubelet to ask: upstream answers with an empty log.
     if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty) {
         return Ok(([(header::CONTENT_TYPE, "text/plain")], Body::empty()).into_response());
     }
-    let status = container_status(&pod, &container);
+    let status = container_status(pod, &container);
     if status
         .and_then(|s| s.container_id.as_deref())
         .is_some_and(|id| id.starts_with(SIMULATED_SCHEME))
@@ -63,7 +76,7 @@ pub(crate) async fn pod_log(state: &ApiState, request: ResourceRequest) -> ApiRe
     } else {
         (restarts, false)
     };
-    let path = log_file(&state.data_dir, &pod, &container, attempt);
+    let path = log_file(&state.data_dir, pod, &container, attempt);
     if !path.exists() {
         let waiting = status
             .and_then(|s| s.state.as_ref())
@@ -110,15 +123,8 @@ pub(super) fn log_file(
 /// only or default one.
 pub(super) fn container_name(pod: &Pod, name: &str, requested: Option<&str>) -> ApiResult<String> {
     let spec = pod.spec.as_ref();
-    let all: Vec<&str> = spec
-        .map(|s| {
-            let init = s.init_containers.iter().flatten().map(|c| c.name.as_str());
-            let ephemeral = s.ephemeral_containers.iter().flatten().map(|c| c.name.as_str());
-            s.containers.iter().map(|c| c.name.as_str()).chain(init).chain(ephemeral).collect()
-        })
-        .unwrap_or_default();
     if let Some(requested) = requested {
-        return if all.contains(&requested) {
+        return if declared_containers(pod).contains(&requested) {
             Ok(requested.to_owned())
         } else {
             Err(ApiError::bad_request(format!("container {requested} is not valid for pod {name}")))
@@ -140,6 +146,14 @@ pub(super) fn container_name(pod: &Pod, name: &str, requested: Option<&str>) -> 
             main.join(" ")
         ))),
     }
+}
+
+/// The names of a pod's containers: app, init and ephemeral.
+pub(super) fn declared_containers(pod: &Pod) -> Vec<&str> {
+    let Some(spec) = pod.spec.as_ref() else { return Vec::new() };
+    let init = spec.init_containers.iter().flatten().map(|c| c.name.as_str());
+    let ephemeral = spec.ephemeral_containers.iter().flatten().map(|c| c.name.as_str());
+    spec.containers.iter().map(|c| c.name.as_str()).chain(init).chain(ephemeral).collect()
 }
 
 pub(super) fn container_status<'a>(pod: &'a Pod, container: &str) -> Option<&'a ContainerStatus> {
