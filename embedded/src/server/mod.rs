@@ -128,24 +128,36 @@ pub enum StartError {
     Tls(String),
 }
 
-/// Shared state of all handlers.
+/// Shared state of all handlers, in one counted allocation: every request clones it (through
+/// axum's extractors and middleware), and one shared count costs less than one per field.
 #[derive(Clone)]
-pub(crate) struct ApiState {
+pub(crate) struct ApiState(Arc<ApiShared>);
+
+impl std::ops::Deref for ApiState {
+    type Target = ApiShared;
+
+    fn deref(&self) -> &ApiShared {
+        &self.0
+    }
+}
+
+/// What [`ApiState`] holds.
+pub(crate) struct ApiShared {
     pub(crate) store: Store,
     pub(crate) registry: Registry,
     /// The data directory, where the local node keeps pod logs.
-    pub(crate) data_dir: Arc<std::path::Path>,
-    token: Arc<str>,
+    pub(crate) data_dir: PathBuf,
+    token: String,
     /// Signs and checks service account tokens.
     tokens: TokenKeys,
     /// Snapshots of paginated lists, one per revision, so that later pages read the same state.
-    snapshots: Arc<Mutex<VecDeque<Snapshot>>>,
+    snapshots: Mutex<VecDeque<Snapshot>>,
     /// Hands out Services' cluster IPs and node ports.
     pub(crate) services: services::Allocator,
     /// The CA certificate every namespace publishes (`kube-root-ca.crt`).
     pub(crate) ca_pem: Arc<str>,
     /// Reads what process pods and the machine use, for `metrics.k8s.io`.
-    pub(crate) usage: Arc<Sampler>,
+    pub(crate) usage: Sampler,
 }
 
 /// How many revisions' snapshots are kept for continue tokens.
@@ -249,18 +261,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     rbac::ensure_defaults(&store).await?;
     rbac::converge_aggregation(&store).await?;
     root_ca::publish_everywhere(&store, &credentials.ca_pem).await?;
-    let state = ApiState {
+    let state = ApiState(Arc::new(ApiShared {
         store: store.clone(),
         registry,
-        data_dir: config.data_dir.clone().into(),
-        token: credentials.token.clone().into(),
+        data_dir: config.data_dir.clone(),
+        token: credentials.token.clone(),
         tokens: TokenKeys::from_pem(&credentials.service_account_key_pem)
             .map_err(|e| StartError::Tls(format!("the service account key: {e}")))?,
-        snapshots: Arc::default(),
+        snapshots: Mutex::default(),
         services: services::Allocator::default(),
         ca_pem: credentials.ca_pem.clone().into(),
-        usage: Arc::default(),
-    };
+        usage: Sampler::default(),
+    }));
     gc::spawn(store.clone(), state.registry.clone());
     quota::spawn(store.clone());
     root_ca::spawn(store.clone(), state.ca_pem.clone());
