@@ -15,6 +15,7 @@ mod gc;
 mod impersonation;
 mod kind_checks;
 mod media;
+mod metrics;
 mod metrics_api;
 mod namespace_conditions;
 mod node_proxy;
@@ -319,6 +320,7 @@ fn router(state: ApiState) -> Router {
         .route("/version", get(discovery_routes::version))
         .method_not_allowed_fallback(method_not_allowed);
     let guarded = Router::new()
+        .route("/metrics", get(metrics::metrics))
         .route("/api", get(discovery_routes::api))
         .route("/api/v1", get(discovery_routes::core_resources))
         .route("/api/v1/namespaces/{namespace}/pods/{name}/attach", any(pod_attach::attach))

@@ -32,6 +32,7 @@ use serde_json::{Value, json};
 
 use super::ApiState;
 use super::errors::{ApiError, ApiResult};
+use super::metrics::{OPENMETRICS, encode};
 use super::metrics_api::{container_usage, stored};
 use super::objects::meta_str;
 use super::paths::object_key;
@@ -43,9 +44,6 @@ use super::users::User;
 use crate::catalog::builtin_resource;
 use crate::node::config::host_node;
 use crate::node::runtime::usage::Usage;
-
-/// The content type of the Prometheus text the encoder writes.
-const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The node named in `/api/v1/nodes/{name}/proxy[/{path}]` (`[scheme:]name[:port]`).
 #[derive(Deserialize)]
@@ -401,10 +399,7 @@ fn resource_metrics(summary: &Summary) -> String {
         "Whether measuring the containers failed (never: the figures come from /proc)",
         Figure::default(),
     );
-    let mut text = String::new();
-    // Writing into a String cannot fail.
-    let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
-    text
+    encode(&registry)
 }
 
 #[cfg(test)]

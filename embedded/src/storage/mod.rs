@@ -24,7 +24,7 @@ use live::Live;
 use std::collections::VecDeque;
 use std::ops::Bound;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
@@ -223,6 +223,17 @@ pub(crate) struct History {
     pub(crate) live: Option<Live>,
 }
 
+/// What the store has done since it opened, as [`Store::counts`] reads it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreCounts {
+    /// Writes committed.
+    pub writes: u64,
+    /// SQLite transactions that committed writes (writes queued together share one).
+    pub transactions: u64,
+    /// Compactions of the history.
+    pub compactions: u64,
+}
+
 /// Counters for tests and diagnostics.
 #[derive(Default)]
 pub(crate) struct Metrics {
@@ -304,6 +315,16 @@ impl Store {
     /// Oldest revision a watch can start after (the compaction point).
     pub fn oldest_revision(&self) -> u64 {
         self.inner.shared.history().compacted
+    }
+
+    /// What the store has done since it opened.
+    pub fn counts(&self) -> StoreCounts {
+        let metrics = &self.inner.shared.metrics;
+        StoreCounts {
+            writes: metrics.writes.load(Ordering::Relaxed),
+            transactions: metrics.transactions.load(Ordering::Relaxed),
+            compactions: metrics.compactions.load(Ordering::Relaxed),
+        }
     }
 
     /// The current entry for `key`.

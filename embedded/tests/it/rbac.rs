@@ -38,6 +38,25 @@ async fn bind(
     Api::namespaced(client.clone(), "default").create(&PostParams::default(), &binding).await
 }
 
+/// A client with `token` that acts as `user` in `groups`.
+async fn impersonating(
+    server: &RunningServer,
+    token: &str,
+    user: &str,
+    groups: &[&str],
+) -> kube::Client {
+    let mut kubeconfig = Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
+    let auth = kubeconfig.auth_infos[0].auth_info.as_mut().unwrap();
+    auth.token = Some(token.to_owned().into());
+    auth.impersonate = Some(user.to_owned());
+    if !groups.is_empty() {
+        auth.impersonate_groups = Some(groups.iter().map(|g| g.to_string()).collect());
+    }
+    let options = KubeConfigOptions::default();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
 /// Waits until the aggregated ClusterRole `name` has rules.
 async fn aggregated(client: &kube::Client, name: &str) -> ClusterRole {
     let roles: Api<ClusterRole> = Api::all(client.clone());
@@ -175,17 +194,7 @@ async fn impersonation_acts_as_the_user_once_rbac_allows_it() {
     bind(admin, "ci", "edit").await.unwrap();
     aggregated(admin, "edit").await;
 
-    let impersonating = |as_user: &str, client_token: &str| {
-        let mut kubeconfig = Kubeconfig::from_yaml(&server.kubeconfig()).unwrap();
-        let auth = kubeconfig.auth_infos[0].auth_info.as_mut().unwrap();
-        auth.token = Some(client_token.to_owned().into());
-        auth.impersonate = Some(as_user.to_owned());
-        async move {
-            let options = KubeConfigOptions::default();
-            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.unwrap();
-            kube::Client::try_from(config).unwrap()
-        }
-    };
+    let impersonating = |as_user, client_token| impersonating(server, client_token, as_user, &[]);
 
     // The admin may impersonate the account, and then may do only what it may.
     let as_ci = impersonating("system:serviceaccount:default:ci", &server.credentials.token).await;
@@ -277,4 +286,46 @@ async fn servers_that_delegate_ask_token_and_subject_access_reviews() {
         LocalSubjectAccessReview { spec: spec(Some("kube-system")), ..Default::default() };
     let refused = local.create(&PostParams::default(), &elsewhere).await.unwrap_err();
     assert_eq!(api_error(refused).0, 422);
+}
+
+#[tokio::test]
+async fn the_servers_metrics_count_what_it_stores_for_admins_and_the_monitoring_group() {
+    let test = start().await;
+    let server = test.server.as_ref().unwrap();
+    let metrics = |client: kube::Client| async move {
+        let get = axum::http::Request::get("/metrics").body(Vec::new()).unwrap();
+        client.request_text(get).await
+    };
+    // The figure of a series, e.g. `keelson_store_writes_total`.
+    let figure = |text: &str, series: &str| -> u64 {
+        let line = text.lines().find(|line| line.starts_with(&format!("{series} ")));
+        let line = line.unwrap_or_else(|| panic!("{series} in {text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let configmaps = r#"apiserver_storage_objects{resource="configmaps"}"#;
+    let deployments = r#"apiserver_storage_objects{resource="deployments.apps"}"#;
+
+    let before = metrics(test.client.clone()).await.unwrap();
+    let config_maps: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
+    let map: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "counted"}})).unwrap();
+    config_maps.create(&PostParams::default(), &map).await.unwrap();
+    let after = metrics(test.client.clone()).await.unwrap();
+    assert_eq!(figure(&after, configmaps), figure(&before, configmaps) + 1, "{after}");
+    assert_eq!(figure(&after, deployments), 0);
+    assert!(
+        figure(&after, "keelson_store_writes_total")
+            > figure(&before, "keelson_store_writes_total")
+    );
+    assert!(figure(&after, "keelson_store_revision") > figure(&before, "keelson_store_revision"));
+    assert!(after.contains("# TYPE keelson_store_transactions counter"), "{after}");
+    // Stored views of one kind count once; reviews, never stored, not at all.
+    assert_eq!(after.matches("resource=\"events").count(), 1, "{after}");
+    assert!(!after.contains("selfsubjectreviews"), "{after}");
+
+    // The `system:monitoring` group may read them, as upstream's role allows; anyone else not.
+    let token = &server.credentials.token;
+    let monitoring = impersonating(server, token, "prometheus", &["system:monitoring"]).await;
+    assert!(metrics(monitoring).await.unwrap().contains(configmaps));
+    let someone = impersonating(server, token, "someone", &[]).await;
+    assert_eq!(api_error(metrics(someone).await.unwrap_err()).0, 403);
 }

@@ -224,6 +224,22 @@ fn cluster_roles() -> Vec<Value> {
             ],
         ),
         cluster_role(
+            "system:monitoring",
+            json!({}),
+            vec![paths(
+                &[
+                    "/healthz",
+                    "/healthz/*",
+                    "/livez",
+                    "/livez/*",
+                    "/metrics",
+                    "/readyz",
+                    "/readyz/*",
+                ],
+                &["get"],
+            )],
+        ),
+        cluster_role(
             "system:public-info-viewer",
             json!({}),
             vec![paths(&["/healthz", "/livez", "/readyz", "/version", "/version/"], &["get"])],
@@ -253,6 +269,7 @@ fn cluster_role_bindings() -> Vec<Value> {
         binding("system:discovery", &[AUTHENTICATED]),
         binding("system:basic-user", &[AUTHENTICATED]),
         binding("system:public-info-viewer", &[AUTHENTICATED, "system:unauthenticated"]),
+        binding("system:monitoring", &["system:monitoring"]),
     ]
 }
 
