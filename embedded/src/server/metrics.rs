@@ -31,6 +31,8 @@ struct ResourceLabel {
 /// `GET /metrics`.
 pub(crate) async fn metrics(State(state): State<ApiState>) -> Response {
     let served = state.registry.served();
+    // One snapshot, so that every count is of the same revision.
+    let snapshot = state.store.list("");
     // Stored resources are the watchable ones (reviews and resource metrics are not stored);
     // two views of one stored kind (core and `events.k8s.io` events) count once.
     let mut prefixes = HashSet::new();
@@ -45,7 +47,7 @@ pub(crate) async fn metrics(State(state): State<ApiState>) -> Response {
                 "" => info.resource.clone(),
                 group => [info.resource.as_str(), ".", group].concat(),
             };
-            (resource, state.store.list(&prefix).len())
+            (resource, snapshot.scoped(&prefix).len())
         });
     let text = render(stored, &state.store);
     ([(header::CONTENT_TYPE, OPENMETRICS)], text).into_response()

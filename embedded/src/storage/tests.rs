@@ -20,10 +20,6 @@ impl Store {
     pub(crate) fn accepting(&self) -> bool {
         self.inner.requests.lock().unwrap_or_else(PoisonError::into_inner).is_some()
     }
-
-    pub(crate) fn transactions(&self) -> u64 {
-        self.inner.shared.metrics.transactions.load(Ordering::Relaxed)
-    }
 }
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -194,7 +190,7 @@ async fn mixed_batch_checks_each_write_against_the_ones_before() {
     assert!(matches!(results[3], Err(StoreError::Conflict { current_revision: 2, .. })));
     assert_eq!(results[4].as_ref().unwrap().revision, 3);
     assert!(store.get("/b/x").is_none());
-    assert_eq!(store.transactions(), 1);
+    assert_eq!(store.counts().transactions, 1);
 }
 
 /// Whether `count` requests have reached the writer's queue (or the writer).
@@ -492,7 +488,7 @@ async fn the_writer_compacts_on_its_own() {
     for i in 0..200 {
         update(&store, "/a/k", 0, i).await;
     }
-    assert!(store.shared().metrics.compactions.load(Ordering::Relaxed) >= 1);
+    assert!(store.counts().compactions >= 1);
     assert!(store.oldest_revision() > 0);
     assert!(store.oldest_revision() <= store.revision() - 10);
     assert!(store.shared().history().events.len() < 200);
@@ -504,7 +500,7 @@ async fn queued_writes_are_group_committed() {
     for (max_batch, expected) in [(256, 1..=1), (10, 10..=10)] {
         let dir = TempDir::new().unwrap();
         let store = Store::open(StoreConfig { max_batch, ..config(&dir) }).await.unwrap();
-        let before = store.transactions();
+        let before = store.counts().transactions;
         let gate = store.shared().gate();
         let mut tasks = Vec::new();
         for i in 0..100 {
@@ -519,12 +515,12 @@ async fn queued_writes_are_group_committed() {
         }
         written.sort_unstable();
         assert_eq!(written, (1..=100).collect::<Vec<_>>());
-        let transactions = store.transactions() - before;
+        let transactions = store.counts().transactions - before;
         assert!(
             expected.contains(&transactions),
             "max_batch {max_batch}: {transactions} transactions"
         );
-        assert_eq!(store.shared().metrics.writes.load(Ordering::Relaxed), 100);
+        assert_eq!(store.counts().writes, 100);
     }
 }
 

@@ -194,10 +194,10 @@ async fn impersonation_acts_as_the_user_once_rbac_allows_it() {
     bind(admin, "ci", "edit").await.unwrap();
     aggregated(admin, "edit").await;
 
-    let impersonating = |as_user, client_token| impersonating(server, client_token, as_user, &[]);
-
     // The admin may impersonate the account, and then may do only what it may.
-    let as_ci = impersonating("system:serviceaccount:default:ci", &server.credentials.token).await;
+    let as_ci =
+        impersonating(server, &server.credentials.token, "system:serviceaccount:default:ci", &[])
+            .await;
     let (allowed, _) = may(&as_ci, "create", "configmaps", "default").await;
     assert!(allowed);
     assert!(!may(&as_ci, "list", "nodes", "").await.0);
@@ -206,7 +206,7 @@ async fn impersonation_acts_as_the_user_once_rbac_allows_it() {
 
     // `edit` may impersonate service accounts in its namespace, not users.
     let ci_token = token(&accounts, "ci", &[]).await.status.unwrap().token;
-    let as_alice = impersonating("alice", &ci_token).await;
+    let as_alice = impersonating(server, &ci_token, "alice", &[]).await;
     let config_maps = Api::<ConfigMap>::namespaced(as_alice, "default");
     let (code, _, message) = api_error(config_maps.list(&ListParams::default()).await.unwrap_err());
     assert_eq!(code, 403);
