@@ -308,12 +308,16 @@ async fn complete(
     let rate = shared.behaviour.rate_for(prompt).max(f64::MIN_POSITIVE);
     let ttft = shared.behaviour.time_to_first_token;
     let start = tokio::time::Instant::now();
-    // Token i (from 0) leaves at ttft + i / rate: a schedule, so delays do not add up.
-    let due = move |i: u64| start + ttft + Duration::from_secs_f64(i as f64 / rate);
+    // Token i (from 0) leaves i / rate after the first, which leaves at ttft: a schedule, so
+    // delays do not add up. A streamed answer counts from when its first token actually left:
+    // counted from the request, a first token delayed by a busy machine would have the others
+    // catch up, and a client timing first token to last would measure a higher rate.
+    let due =
+        move |first: tokio::time::Instant, i: u64| first + Duration::from_secs_f64(i as f64 / rate);
     let usage = json!({"prompt_tokens": prompt.split_whitespace().count(), "completion_tokens": tokens, "total_tokens": prompt.split_whitespace().count() as u64 + tokens});
     let streamed = body["stream"].as_bool().unwrap_or(false);
     if !streamed {
-        tokio::time::sleep_until(due(tokens - 1)).await;
+        tokio::time::sleep_until(due(start + ttft, tokens - 1)).await;
         let text: String = (0..tokens).map(|i| WORDS[i as usize % WORDS.len()]).collect();
         return Json(json!({
             "id": "cmpl-test", "object": kind.object(false), "model": model,
@@ -327,8 +331,9 @@ async fn complete(
         steps.push(Step::Usage);
     }
     steps.push(Step::Done);
+    let first_left = Arc::new(std::sync::OnceLock::new());
     let stream = futures::stream::iter(steps).then(move |step| {
-        let (model, usage) = (model.clone(), usage.clone());
+        let (model, usage, first_left) = (model.clone(), usage.clone(), first_left.clone());
         async move {
             let chunk = |choices: Value, usage: Value| {
                 let object = kind.object(true);
@@ -336,7 +341,13 @@ async fn complete(
             };
             let data = match step {
                 Step::Token(i) => {
-                    tokio::time::sleep_until(due(i)).await;
+                    match first_left.get() {
+                        Some(first) => tokio::time::sleep_until(due(*first, i)).await,
+                        None => {
+                            tokio::time::sleep_until(start + ttft).await;
+                            let _ = first_left.set(tokio::time::Instant::now());
+                        }
+                    }
                     let finish = (i + 1 == tokens).then_some("length");
                     let word = WORDS[i as usize % WORDS.len()];
                     chunk(json!([kind.choice(word, true, finish)]), Value::Null).to_string()
