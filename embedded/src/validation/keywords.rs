@@ -7,100 +7,69 @@ use serde_json::{Map, Value};
 
 use super::schema;
 
-/// The keywords validation asks a node for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Keyword {
-    Nullable,
-    IntOrString,
-    Type,
-    Enum,
-    Format,
-    MaxLength,
-    MinLength,
-    Pattern,
-    MaxItems,
-    MinItems,
-    Items,
-    MaxProperties,
-    MinProperties,
-    Required,
-    Properties,
-    AdditionalProperties,
-    EmbeddedResource,
-    AllOf,
-    AnyOf,
-    OneOf,
-    Not,
-    Minimum,
-    Maximum,
-    ExclusiveMinimum,
-    ExclusiveMaximum,
-    MultipleOf,
+/// The keywords validation asks a node for, with their names as schemas spell them: one list
+/// makes the enum and both directions between a keyword and its name.
+macro_rules! keywords {
+    ($($keyword:ident = $name:literal,)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) enum Keyword {
+            $($keyword,)*
+        }
+
+        impl Keyword {
+            /// Every keyword.
+            #[cfg(test)]
+            const ALL: [Keyword; [$(Keyword::$keyword),*].len()] = [$(Keyword::$keyword),*];
+
+            /// The keyword as the schema spells it.
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $(Keyword::$keyword => $name,)*
+                }
+            }
+
+            /// The keyword a schema key spells, if validation asks for it (a `match` on the
+            /// text, which compiles to a few length and byte comparisons).
+            fn named(key: &str) -> Option<Keyword> {
+                match key {
+                    $($name => Some(Keyword::$keyword),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+keywords! {
+    Nullable = "nullable",
+    IntOrString = "x-kubernetes-int-or-string",
+    Type = "type",
+    Enum = "enum",
+    Format = "format",
+    MaxLength = "maxLength",
+    MinLength = "minLength",
+    Pattern = "pattern",
+    MaxItems = "maxItems",
+    MinItems = "minItems",
+    Items = "items",
+    MaxProperties = "maxProperties",
+    MinProperties = "minProperties",
+    Required = "required",
+    Properties = "properties",
+    AdditionalProperties = "additionalProperties",
+    EmbeddedResource = "x-kubernetes-embedded-resource",
+    AllOf = "allOf",
+    AnyOf = "anyOf",
+    OneOf = "oneOf",
+    Not = "not",
+    Minimum = "minimum",
+    Maximum = "maximum",
+    ExclusiveMinimum = "exclusiveMinimum",
+    ExclusiveMaximum = "exclusiveMaximum",
+    MultipleOf = "multipleOf",
 }
 
 impl Keyword {
-    /// Every keyword.
-    const ALL: [Keyword; 26] = [
-        Keyword::Nullable,
-        Keyword::IntOrString,
-        Keyword::Type,
-        Keyword::Enum,
-        Keyword::Format,
-        Keyword::MaxLength,
-        Keyword::MinLength,
-        Keyword::Pattern,
-        Keyword::MaxItems,
-        Keyword::MinItems,
-        Keyword::Items,
-        Keyword::MaxProperties,
-        Keyword::MinProperties,
-        Keyword::Required,
-        Keyword::Properties,
-        Keyword::AdditionalProperties,
-        Keyword::EmbeddedResource,
-        Keyword::AllOf,
-        Keyword::AnyOf,
-        Keyword::OneOf,
-        Keyword::Not,
-        Keyword::Minimum,
-        Keyword::Maximum,
-        Keyword::ExclusiveMinimum,
-        Keyword::ExclusiveMaximum,
-        Keyword::MultipleOf,
-    ];
-
-    /// The keyword as the schema spells it.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Keyword::Nullable => "nullable",
-            Keyword::IntOrString => "x-kubernetes-int-or-string",
-            Keyword::Type => "type",
-            Keyword::Enum => "enum",
-            Keyword::Format => "format",
-            Keyword::MaxLength => "maxLength",
-            Keyword::MinLength => "minLength",
-            Keyword::Pattern => "pattern",
-            Keyword::MaxItems => "maxItems",
-            Keyword::MinItems => "minItems",
-            Keyword::Items => "items",
-            Keyword::MaxProperties => "maxProperties",
-            Keyword::MinProperties => "minProperties",
-            Keyword::Required => "required",
-            Keyword::Properties => "properties",
-            Keyword::AdditionalProperties => "additionalProperties",
-            Keyword::EmbeddedResource => "x-kubernetes-embedded-resource",
-            Keyword::AllOf => "allOf",
-            Keyword::AnyOf => "anyOf",
-            Keyword::OneOf => "oneOf",
-            Keyword::Not => "not",
-            Keyword::Minimum => "minimum",
-            Keyword::Maximum => "maximum",
-            Keyword::ExclusiveMinimum => "exclusiveMinimum",
-            Keyword::ExclusiveMaximum => "exclusiveMaximum",
-            Keyword::MultipleOf => "multipleOf",
-        }
-    }
-
     fn bit(self) -> u32 {
         1 << self as u32
     }
@@ -119,7 +88,7 @@ impl<'a> Node<'a> {
         let present = schema.as_object().map_or(0, |fields| {
             fields
                 .keys()
-                .filter_map(|k| Keyword::ALL.iter().find(|w| w.name() == k))
+                .filter_map(|k| Keyword::named(k))
                 .fold(0, |bits, keyword| bits | keyword.bit())
         });
         Self { schema, present }

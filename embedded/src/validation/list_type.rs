@@ -17,11 +17,26 @@ pub(crate) fn check(schema: &Value, list: &[Value], path: &str, errors: &mut Vec
     }
 }
 
+/// A set item as compared for duplicates: strings, what most sets hold, as they are; other
+/// values by their canonical JSON.
+#[derive(PartialEq, Eq, Hash)]
+enum SetItem<'a> {
+    Str(&'a str),
+    Other(String),
+}
+
 /// Reports the second occurrence of every repeated value, like the API server.
 fn check_set(list: &[Value], path: &str, errors: &mut Vec<FieldError>) {
-    let mut seen: HashMap<String, usize> = HashMap::new();
+    if list.len() < 2 {
+        return;
+    }
+    let mut seen: HashMap<SetItem<'_>, usize> = HashMap::new();
     for (i, item) in list.iter().enumerate() {
-        let count = seen.entry(canonical(item)).or_insert(0);
+        let item_key = match item {
+            Value::String(s) => SetItem::Str(s),
+            other => SetItem::Other(canonical(other)),
+        };
+        let count = seen.entry(item_key).or_insert(0);
         *count += 1;
         if *count == 2 {
             errors.push(duplicate(&index(path, i), Bad::Json(item)));
@@ -79,6 +94,13 @@ mod tests {
         assert_eq!(errors[0].field, "spec.tags[2]");
         assert_eq!(errors[0].kind, FieldErrorKind::Duplicate);
         assert_eq!(errors[0].message, "Duplicate value: \"a\"");
+
+        // A string and a number with the same text are different values.
+        let mut errors = Vec::new();
+        let list = [json!("1"), json!(1), json!({"a": 1}), json!(1), json!({"a": 1})];
+        check(&schema, &list, "s", &mut errors);
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["s[3]", "s[4]"]);
     }
 
     #[test]

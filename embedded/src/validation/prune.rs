@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::schema::{additional_schema, child, flag, has_additional, index, items, properties};
+use super::schema::{FieldPath, additional_schema, child, flag, has_additional, items, properties};
 
 /// Fields every resource root and every `x-kubernetes-embedded-resource` keeps.
 const TYPE_AND_OBJECT_META: [&str; 3] = ["apiVersion", "kind", "metadata"];
@@ -36,7 +36,7 @@ const OBJECT_META_FIELDS: [&str; 15] = [
 pub(crate) fn prune(object: &mut Value, schema: &Value) -> Vec<String> {
     let mut pruned = Vec::new();
     // The root behaves like an embedded resource: apiVersion, kind and metadata stay.
-    prune_node(object, Some(schema), "", true, &mut pruned);
+    prune_node(object, Some(schema), &mut FieldPath::new(""), true, &mut pruned);
     pruned
 }
 
@@ -47,7 +47,7 @@ fn is_embedded(schema: &Value) -> bool {
 fn prune_node(
     value: &mut Value,
     schema: Option<&Value>,
-    path: &str,
+    path: &mut FieldPath,
     resource_root: bool,
     pruned: &mut Vec<String>,
 ) {
@@ -61,7 +61,7 @@ fn prune_node(
     match value {
         Value::Object(map) => {
             let Some(s) = schema else {
-                pruned.extend(map.keys().map(|k| child(path, k)));
+                pruned.extend(map.keys().map(|k| child(path.as_str(), k)));
                 map.clear();
                 return;
             };
@@ -70,7 +70,7 @@ fn prune_node(
         Value::Array(list) => {
             let item_schema = schema.and_then(items);
             for (i, v) in list.iter_mut().enumerate() {
-                prune_node(v, item_schema, &index(path, i), false, pruned);
+                path.index(i, |path| prune_node(v, item_schema, path, false, pruned));
             }
         }
         _ => {}
@@ -82,7 +82,7 @@ fn prune_node(
 fn skip_prune(
     value: &mut Value,
     schema: &Value,
-    path: &str,
+    path: &mut FieldPath,
     embedded: bool,
     pruned: &mut Vec<String>,
 ) {
@@ -90,9 +90,9 @@ fn skip_prune(
         Value::Object(map) => prune_fields(map, schema, path, embedded, Unknown::Keep, pruned),
         Value::Array(list) => {
             if let Some(item_schema) = items(schema) {
+                let embedded = is_embedded(item_schema);
                 for (i, v) in list.iter_mut().enumerate() {
-                    let item_path = index(path, i);
-                    skip_prune(v, item_schema, &item_path, is_embedded(item_schema), pruned);
+                    path.index(i, |path| skip_prune(v, item_schema, path, embedded, pruned));
                 }
             }
         }
@@ -115,7 +115,7 @@ enum Unknown {
 fn prune_fields(
     map: &mut serde_json::Map<String, Value>,
     schema: &Value,
-    path: &str,
+    path: &mut FieldPath,
     embedded: bool,
     unknown: Unknown,
     pruned: &mut Vec<String>,
@@ -123,18 +123,17 @@ fn prune_fields(
     let props = properties(schema);
     let mut undeclared = Vec::new();
     for (k, v) in map.iter_mut() {
-        let field = child(path, k);
         if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
             if k == "metadata" {
-                coerce_object_meta(v, &field, pruned);
+                path.field(k, |path| coerce_object_meta(v, path.as_str(), pruned));
             }
         } else if let Some(prop) = props.and_then(|p| p.get(k)) {
-            prune_node(v, Some(prop), &field, false, pruned);
+            path.field(k, |path| prune_node(v, Some(prop), path, false, pruned));
         } else if let Some(additional) = additional_schema(schema) {
-            prune_node(v, Some(additional), &field, false, pruned);
+            path.field(k, |path| prune_node(v, Some(additional), path, false, pruned));
         } else if unknown == Unknown::Prune && !has_additional(schema) {
             undeclared.push(k.clone());
-            pruned.push(field);
+            pruned.push(child(path.as_str(), k));
         }
         // `additionalProperties: true`, or preserved: the value is kept as it is.
     }

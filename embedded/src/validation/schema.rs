@@ -1,5 +1,7 @@
 //! Read helpers over an OpenAPI v3 schema node held as JSON, and path builders.
 
+use std::fmt::Write;
+
 use serde_json::{Map, Value};
 
 /// The node's `type`, if it names one.
@@ -69,6 +71,56 @@ pub(crate) fn json_type(value: &Value) -> &'static str {
 /// validated: concatenated with one allocation rather than `format!`ted.
 pub(crate) fn child(parent: &str, name: &str) -> String {
     if parent.is_empty() { name.to_string() } else { [parent, ".", name].concat() }
+}
+
+/// A field path built in place while a walk descends: each step appends its segment for the
+/// walk below it and takes it off again after, so that walking a valid object allocates no
+/// path (a walk builds one for every field it visits, and most are never reported).
+pub(crate) struct FieldPath(String);
+
+impl FieldPath {
+    /// A path starting at `root` (`""` for the object itself).
+    pub(crate) fn new(root: &str) -> Self {
+        Self(root.to_owned())
+    }
+
+    /// The path so far.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Runs `within` at `path.name` (`name` at the root), as [`child`] spells it.
+    pub(crate) fn field<R>(&mut self, name: &str, within: impl FnOnce(&mut Self) -> R) -> R {
+        let len = self.0.len();
+        if len > 0 {
+            self.0.push('.');
+        }
+        self.0.push_str(name);
+        self.within(len, within)
+    }
+
+    /// Runs `within` at `path[i]`, as [`index`] spells it.
+    pub(crate) fn index<R>(&mut self, i: usize, within: impl FnOnce(&mut Self) -> R) -> R {
+        let len = self.0.len();
+        // Writing to a String cannot fail.
+        let _ = write!(self.0, "[{i}]");
+        self.within(len, within)
+    }
+
+    /// Runs `within` at `path[key]`, as [`key`] spells it.
+    pub(crate) fn key<R>(&mut self, key: &str, within: impl FnOnce(&mut Self) -> R) -> R {
+        let len = self.0.len();
+        self.0.push('[');
+        self.0.push_str(key);
+        self.0.push(']');
+        self.within(len, within)
+    }
+
+    fn within<R>(&mut self, len: usize, within: impl FnOnce(&mut Self) -> R) -> R {
+        let result = within(self);
+        self.0.truncate(len);
+        result
+    }
 }
 
 /// `parent[i]`.
@@ -150,6 +202,12 @@ mod tests {
         assert_eq!(child("", "spec"), "spec");
         assert_eq!(index(&child("spec", "items"), 2), "spec.items[2]");
         assert_eq!(key("spec.labels", "a"), "spec.labels[a]");
+        let mut path = FieldPath::new("");
+        let inner = path.field("spec", |p| {
+            p.field("items", |p| p.index(2, |p| p.key("a", |p| p.as_str().to_owned())))
+        });
+        assert_eq!(inner, "spec.items[2][a]");
+        assert_eq!(path.as_str(), "", "each step takes its segment off again");
         assert!(json_eq(&json!({"a": [1, 2.0]}), &json!({"a": [1.0, 2]})));
         assert!(!json_eq(&json!("1"), &json!(1)));
         assert_eq!(

@@ -12,8 +12,7 @@ use super::errors::{
 };
 use super::keywords::{Keyword, Node};
 use super::schema::{
-    additional_schema, body_name, branches, child, index, items, json_eq, json_type, key,
-    properties,
+    FieldPath, additional_schema, body_name, branches, child, items, json_eq, json_type, properties,
 };
 use super::{formats, list_type};
 
@@ -39,11 +38,11 @@ impl ValueValidator {
         path: &str,
         errors: &mut Vec<FieldError>,
     ) {
-        self.node(schema, value, path, true, errors);
+        self.node(schema, value, &mut FieldPath::new(path), true, errors);
     }
 
     /// Whether `value` satisfies `schema` (used for `anyOf`/`oneOf`/`not`).
-    fn passes(&self, schema: &Value, value: &Value, path: &str) -> bool {
+    fn passes(&self, schema: &Value, value: &Value, path: &mut FieldPath) -> bool {
         let mut errors = Vec::new();
         self.node(schema, value, path, false, &mut errors);
         errors.is_empty()
@@ -55,12 +54,11 @@ impl ValueValidator {
         &self,
         schema: &Value,
         value: &Value,
-        path: &str,
+        path: &mut FieldPath,
         structural: bool,
         errors: &mut Vec<FieldError>,
     ) {
         let schema = Node::new(schema);
-        let name = body_name(path);
         if value.is_null() {
             if !schema.flag(Keyword::Nullable) {
                 let expected = if schema.flag(Keyword::IntOrString) {
@@ -69,21 +67,22 @@ impl ValueValidator {
                     schema.type_name()
                 };
                 if let Some(t) = expected {
+                    let name = body_name(path.as_str());
                     let detail = format!("{name} in body must be of type {t}: \"null\"");
-                    errors.push(type_invalid(path, Bad::Str("null"), &detail));
+                    errors.push(type_invalid(path.as_str(), Bad::Str("null"), &detail));
                 }
             }
             return;
         }
-        if !check_type(schema, value, path, errors) {
+        if !check_type(schema, value, path.as_str(), errors) {
             return;
         }
-        check_enum(schema, value, path, errors);
+        check_enum(schema, value, path.as_str(), errors);
         match value {
-            Value::Number(n) => check_number(schema, value, n, name, path, errors),
-            Value::String(s) => self.check_string(schema, s, value, name, path, errors),
-            Value::Array(list) => self.check_array(schema, list, name, path, structural, errors),
-            Value::Object(map) => self.check_object(schema, map, name, path, structural, errors),
+            Value::Number(n) => check_number(schema, value, n, path.as_str(), errors),
+            Value::String(s) => self.check_string(schema, s, value, path.as_str(), errors),
+            Value::Array(list) => self.check_array(schema, list, path, structural, errors),
+            Value::Object(map) => self.check_object(schema, map, path, structural, errors),
             _ => {}
         }
         if let Some(format) = schema.get(Keyword::Format).and_then(Value::as_str)
@@ -93,10 +92,11 @@ impl ValueValidator {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
+            let name = body_name(path.as_str());
             let detail = format!("{name} in body must be of type {format}: {}", quote(&shown));
-            errors.push(type_invalid(path, Bad::Json(value), &detail));
+            errors.push(type_invalid(path.as_str(), Bad::Json(value), &detail));
         }
-        self.check_junctors(schema, value, name, path, errors);
+        self.check_junctors(schema, value, path, errors);
     }
 
     fn check_string(
@@ -104,10 +104,10 @@ impl ValueValidator {
         schema: Node<'_>,
         s: &str,
         value: &Value,
-        name: &str,
         path: &str,
         errors: &mut Vec<FieldError>,
     ) {
+        let name = body_name(path);
         let length = s.chars().count() as u64;
         if let Some(max) = schema.get(Keyword::MaxLength).and_then(Value::as_u64)
             && length > max
@@ -137,29 +137,29 @@ impl ValueValidator {
         &self,
         schema: Node<'_>,
         list: &[Value],
-        name: &str,
-        path: &str,
+        path: &mut FieldPath,
         structural: bool,
         errors: &mut Vec<FieldError>,
     ) {
         if let Some(max) = schema.get(Keyword::MaxItems).and_then(Value::as_u64)
             && list.len() as u64 > max
         {
-            errors.push(too_many(path, list.len(), max));
+            errors.push(too_many(path.as_str(), list.len(), max));
         }
         if let Some(min) = schema.get(Keyword::MinItems).and_then(Value::as_u64)
             && (list.len() as u64) < min
         {
+            let name = body_name(path.as_str());
             let detail = format!("{name} in body should have at least {min} items");
-            errors.push(invalid(path, Bad::Count(list.len()), &detail));
+            errors.push(invalid(path.as_str(), Bad::Count(list.len()), &detail));
         }
         if let Some(item_schema) = schema.items() {
             for (i, item) in list.iter().enumerate() {
-                self.node(item_schema, item, &index(path, i), structural, errors);
+                path.index(i, |path| self.node(item_schema, item, path, structural, errors));
             }
         }
         if structural {
-            list_type::check(schema.value(), list, path, errors);
+            list_type::check(schema.value(), list, path.as_str(), errors);
         }
     }
 
@@ -167,26 +167,26 @@ impl ValueValidator {
         &self,
         schema: Node<'_>,
         map: &Map<String, Value>,
-        name: &str,
-        path: &str,
+        path: &mut FieldPath,
         structural: bool,
         errors: &mut Vec<FieldError>,
     ) {
         if let Some(max) = schema.get(Keyword::MaxProperties).and_then(Value::as_u64)
             && map.len() as u64 > max
         {
-            errors.push(too_many(path, map.len(), max));
+            errors.push(too_many(path.as_str(), map.len(), max));
         }
         if let Some(min) = schema.get(Keyword::MinProperties).and_then(Value::as_u64)
             && (map.len() as u64) < min
         {
+            let name = body_name(path.as_str());
             let detail = format!("{name} in body should have at least {min} properties");
-            errors.push(invalid(path, Bad::Count(map.len()), &detail));
+            errors.push(invalid(path.as_str(), Bad::Count(map.len()), &detail));
         }
         if let Some(required_fields) = schema.get(Keyword::Required).and_then(Value::as_array) {
             for field in required_fields.iter().filter_map(Value::as_str) {
                 if !map.contains_key(field) {
-                    errors.push(required(&child(path, field), ""));
+                    errors.push(required(&child(path.as_str(), field), ""));
                 }
             }
         }
@@ -194,19 +194,19 @@ impl ValueValidator {
         if let Some(props) = props {
             for (k, prop) in props {
                 if let Some(v) = map.get(k) {
-                    self.node(prop, v, &child(path, k), structural, errors);
+                    path.field(k, |path| self.node(prop, v, path, structural, errors));
                 }
             }
         }
         if let Some(additional) = schema.additional() {
             for (k, v) in map {
                 if !props.is_some_and(|p| p.contains_key(k)) {
-                    self.node(additional, v, &key(path, k), structural, errors);
+                    path.key(k, |path| self.node(additional, v, path, structural, errors));
                 }
             }
         }
         if structural && schema.flag(Keyword::EmbeddedResource) {
-            check_embedded_type_meta(map, path, errors);
+            check_embedded_type_meta(map, path.as_str(), errors);
         }
     }
 
@@ -214,11 +214,10 @@ impl ValueValidator {
         &self,
         schema: Node<'_>,
         value: &Value,
-        name: &str,
-        path: &str,
+        path: &mut FieldPath,
         errors: &mut Vec<FieldError>,
     ) {
-        let shown = match value {
+        let shown = || match value {
             Value::Object(_) | Value::Array(_) => Bad::Str(json_type(value)),
             other => Bad::Json(other),
         };
@@ -227,13 +226,15 @@ impl ValueValidator {
         }
         let any_of = schema.branches(Keyword::AnyOf);
         if !any_of.is_empty() && !any_of.iter().any(|b| self.passes(b, value, path)) {
+            let name = body_name(path.as_str());
             let detail = format!("{name} in body must validate at least one schema (anyOf)");
-            errors.push(invalid(path, shown, &detail));
+            errors.push(invalid(path.as_str(), shown(), &detail));
         }
         let one_of = schema.branches(Keyword::OneOf);
         if !one_of.is_empty() {
             let valid = one_of.iter().filter(|b| self.passes(b, value, path)).count();
             if valid != 1 {
+                let name = body_name(path.as_str());
                 let found = if valid == 0 {
                     "Found none valid".to_string()
                 } else {
@@ -242,14 +243,15 @@ impl ValueValidator {
                 let detail = format!(
                     "{name} in body must validate one and only one schema (oneOf). {found}"
                 );
-                errors.push(invalid(path, shown, &detail));
+                errors.push(invalid(path.as_str(), shown(), &detail));
             }
         }
         if let Some(not) = schema.get(Keyword::Not).filter(|n| n.is_object())
             && self.passes(not, value, path)
         {
+            let name = body_name(path.as_str());
             let detail = format!("{name} in body must not validate the schema (not)");
-            errors.push(invalid(path, shown, &detail));
+            errors.push(invalid(path.as_str(), shown(), &detail));
         }
     }
 }
@@ -321,13 +323,13 @@ fn check_number(
     schema: Node<'_>,
     value: &Value,
     n: &Number,
-    name: &str,
     path: &str,
     errors: &mut Vec<FieldError>,
 ) {
     let Some(f) = n.as_f64() else {
         return;
     };
+    let name = body_name(path);
     let bound = |k: Keyword| schema.get(k).and_then(Value::as_f64);
     if let Some(min) = bound(Keyword::Minimum) {
         let exclusive = schema.flag(Keyword::ExclusiveMinimum);
