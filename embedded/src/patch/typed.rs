@@ -22,21 +22,25 @@ pub(crate) struct Comparison {
     pub(crate) removed: FieldSet,
 }
 
-/// Walks objects while tracking both the concrete path and the abstract path (`*` for items).
+/// Walks objects while tracking the path to where it is.
 pub(crate) struct Walker<'a> {
     lists: &'a dyn ListSemantics,
-    abs: Vec<String>,
     pes: Vec<Pe>,
 }
 
 impl<'a> Walker<'a> {
     /// A walker at the root of an object.
     pub(crate) fn new(lists: &'a dyn ListSemantics) -> Self {
-        Self { lists, abs: Vec::new(), pes: Vec::new() }
+        Self { lists, pes: Vec::new() }
     }
 
+    /// The abstract path to here: field names, and `*` for list items.
     fn abs_path(&self) -> Vec<&str> {
-        self.abs.iter().map(String::as_str).collect()
+        let segments = self.pes.iter().map(|pe| match pe {
+            Pe::Field(name) => name.as_str(),
+            _ => "*",
+        });
+        segments.collect()
     }
 
     fn list_kind(&self) -> ListKind {
@@ -44,17 +48,15 @@ impl<'a> Walker<'a> {
     }
 
     fn push_field(&mut self, name: &str) {
-        self.abs.push(name.to_owned());
         self.pes.push(Pe::Field(name.to_owned()));
     }
 
+    /// Steps into a list item; `pe` is never a field.
     fn push_item(&mut self, pe: Pe) {
-        self.abs.push("*".to_owned());
         self.pes.push(pe);
     }
 
     fn pop(&mut self) {
-        self.abs.pop();
         self.pes.pop();
     }
 
