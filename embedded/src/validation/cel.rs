@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use super::errors::{Bad, FieldError, duplicate, forbidden, invalid, required};
 use super::list_type::key_of;
 use super::schema::{
-    additional_schema, branches, canonical, child, index, items, json_type, key, list_map_keys,
+    FieldPath, additional_schema, branches, canonical, child, items, json_type, list_map_keys,
     list_type, properties, type_of,
 };
 
@@ -77,7 +77,7 @@ impl CelRules {
         errors: &mut Vec<FieldError>,
     ) {
         if let Some(root) = &self.root {
-            self.node(root, object, old, "", true, errors);
+            self.node(root, object, old, &mut FieldPath::new(""), true, errors);
         }
     }
 
@@ -86,7 +86,7 @@ impl CelRules {
         node: &CelNode,
         value: &Value,
         old: Option<&Value>,
-        path: &str,
+        path: &mut FieldPath,
         is_root: bool,
         errors: &mut Vec<FieldError>,
     ) {
@@ -100,6 +100,7 @@ impl CelRules {
                 CEL.with(|cel| cel.validate_compiled_with_context(compiled, value, old, context));
             if let Err(failures) = result {
                 let bad = node.schema_type.as_deref().unwrap_or_else(|| json_type(value));
+                let path = path.as_str();
                 errors.extend(failures.iter().filter_map(|f| field_error(f, path, bad)));
             }
         }
@@ -108,13 +109,15 @@ impl CelRules {
                 for (name, child_node) in &node.properties {
                     if let Some(v) = map.get(name) {
                         let old_v = old.and_then(|o| o.get(name));
-                        self.node(child_node, v, old_v, &child(path, name), false, errors);
+                        path.field(name, |path| {
+                            self.node(child_node, v, old_v, path, false, errors);
+                        });
                     }
                 }
                 if let Some(additional) = &node.additional {
                     for (k, v) in map.iter().filter(|(k, _)| !node.declared.contains(*k)) {
                         let old_v = old.and_then(|o| o.get(k));
-                        self.node(additional, v, old_v, &key(path, k), false, errors);
+                        path.key(k, |path| self.node(additional, v, old_v, path, false, errors));
                     }
                 }
             }
@@ -123,7 +126,9 @@ impl CelRules {
                     let old_list = old.and_then(Value::as_array);
                     for (i, item) in list.iter().enumerate() {
                         let old_item = old_list.and_then(|o| correlate(&node.map_keys, item, o));
-                        self.node(item_node, item, old_item, &index(path, i), false, errors);
+                        path.index(i, |path| {
+                            self.node(item_node, item, old_item, path, false, errors);
+                        });
                     }
                 }
             }
