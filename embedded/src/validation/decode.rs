@@ -8,7 +8,7 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::schema::{additional_schema, child, flag, index, items, key, properties, type_of};
+use super::schema::{FieldPath, additional_schema, flag, items, properties, type_of};
 
 /// A value decoding would refuse: where it is, what it is and what the type wants.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,12 +34,15 @@ impl std::fmt::Display for TypeMismatch {
 /// The first value of `object` (walked in key order) that does not decode into the type
 /// `schema` describes (a built-in kind's schema, after pruning: unknown fields are gone).
 pub(crate) fn type_mismatch(object: &Value, schema: &Value) -> Option<TypeMismatch> {
-    check(object, schema, "")
+    check(object, schema, &mut FieldPath::new(""))
 }
 
-fn check(value: &Value, schema: &Value, path: &str) -> Option<TypeMismatch> {
-    let mismatch =
-        |expected| Some(TypeMismatch { path: path.to_owned(), found: go_name(value), expected });
+/// The walk of [`type_mismatch`]: `path` is where `value` is; each field's path is built in
+/// place, as it is on every built-in write and most have no mismatch to report.
+fn check(value: &Value, schema: &Value, path: &mut FieldPath) -> Option<TypeMismatch> {
+    let mismatch = |expected, path: &FieldPath| {
+        Some(TypeMismatch { path: path.as_str().to_owned(), found: go_name(value), expected })
+    };
     if value.is_null() {
         return None;
     }
@@ -47,20 +50,20 @@ fn check(value: &Value, schema: &Value, path: &str) -> Option<TypeMismatch> {
         // Both IntOrString and Quantity take this form; a Quantity also takes fractions.
         return match value {
             Value::Number(_) | Value::String(_) => None,
-            _ => mismatch("int-or-string"),
+            _ => mismatch("int-or-string", path),
         };
     }
     match (type_of(schema), value) {
         (Some("integer"), Value::Number(n)) => {
             let expected = integer_type(schema);
             let fits = n.as_i64().is_some_and(|i| expected == "int64" || i32::try_from(i).is_ok());
-            if fits { None } else { mismatch(expected) }
+            if fits { None } else { mismatch(expected, path) }
         }
-        (Some("integer"), _) => mismatch(integer_type(schema)),
+        (Some("integer"), _) => mismatch(integer_type(schema), path),
         (Some("number"), Value::Number(_)) => None,
-        (Some("number"), _) => mismatch("float64"),
+        (Some("number"), _) => mismatch("float64", path),
         (Some("boolean"), Value::Bool(_)) => None,
-        (Some("boolean"), _) => mismatch("bool"),
+        (Some("boolean"), _) => mismatch("bool", path),
         (Some("string"), Value::String(text)) => {
             let bytes = schema.get("format").and_then(Value::as_str) == Some("byte");
             // Go's decoder skips line breaks in base64 text.
@@ -70,31 +73,33 @@ fn check(value: &Value, schema: &Value, path: &str) -> Option<TypeMismatch> {
             };
             if bytes && !decodes() {
                 return Some(TypeMismatch {
-                    path: path.to_owned(),
+                    path: path.as_str().to_owned(),
                     found: "text that is not base64".into(),
                     expected: "[]byte",
                 });
             }
             None
         }
-        (Some("string"), _) => mismatch(string_type(schema)),
+        (Some("string"), _) => mismatch(string_type(schema), path),
         (Some("array"), Value::Array(list)) => {
             let item_schema = items(schema)?;
-            list.iter().enumerate().find_map(|(i, item)| check(item, item_schema, &index(path, i)))
+            list.iter()
+                .enumerate()
+                .find_map(|(i, item)| path.index(i, |p| check(item, item_schema, p)))
         }
-        (Some("array"), _) => mismatch("array"),
+        (Some("array"), _) => mismatch("array", path),
         (Some("object"), Value::Object(fields)) => {
             let declared = properties(schema);
             let additional = additional_schema(schema);
             fields.iter().find_map(|(name, field)| {
                 match (declared.and_then(|d| d.get(name)), additional) {
-                    (Some(field_schema), _) => check(field, field_schema, &child(path, name)),
-                    (None, Some(value_schema)) => check(field, value_schema, &key(path, name)),
+                    (Some(field_schema), _) => path.field(name, |p| check(field, field_schema, p)),
+                    (None, Some(value_schema)) => path.key(name, |p| check(field, value_schema, p)),
                     (None, None) => None,
                 }
             })
         }
-        (Some("object"), _) => mismatch("object"),
+        (Some("object"), _) => mismatch("object", path),
         // No type (or one this check does not know): anything decodes.
         _ => None,
     }

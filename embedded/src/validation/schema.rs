@@ -107,7 +107,7 @@ impl FieldPath {
         self.within(len, within)
     }
 
-    /// Runs `within` at `path[key]`, as [`key`] spells it.
+    /// Runs `within` at `path[key]`, the API server's notation for a map value.
     pub(crate) fn key<R>(&mut self, key: &str, within: impl FnOnce(&mut Self) -> R) -> R {
         let len = self.0.len();
         self.0.push('[');
@@ -126,11 +126,6 @@ impl FieldPath {
 /// `parent[i]`.
 pub(crate) fn index(parent: &str, i: usize) -> String {
     format!("{parent}[{i}]")
-}
-
-/// `parent[key]`, the API server's notation for a map value.
-pub(crate) fn key(parent: &str, key: &str) -> String {
-    [parent, "[", key, "]"].concat()
 }
 
 /// The path as go-openapi names it in message details (`spec.x in body ...`).
@@ -201,7 +196,6 @@ mod tests {
     fn paths_and_equality() {
         assert_eq!(child("", "spec"), "spec");
         assert_eq!(index(&child("spec", "items"), 2), "spec.items[2]");
-        assert_eq!(key("spec.labels", "a"), "spec.labels[a]");
         let mut path = FieldPath::new("");
         let inner = path.field("spec", |p| {
             p.field("items", |p| p.index(2, |p| p.key("a", |p| p.as_str().to_owned())))
