@@ -91,7 +91,7 @@ fn admit_builtin(
     let Some(schema) = info.schema.get() else {
         return Ok(Admitted { object, warnings: Vec::new() });
     };
-    let pruned = crate::validation::prune(&mut object, &schema);
+    let pruned = crate::validation::prune(&mut object, schema.as_ref());
     refuse_undecodable(info, &object)?;
     let warnings = unknown_fields(info, &pruned, field_validation)?;
     Ok(Admitted { object, warnings })

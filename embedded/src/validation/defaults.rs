@@ -8,68 +8,45 @@
 
 use serde_json::Value;
 
-use super::schema::{additional_schema, flag, items, properties};
-
-fn default_of(schema: &Value) -> Option<&Value> {
-    schema.get("default")
-}
-
-fn non_nullable(schema: &Value) -> bool {
-    !flag(schema, "nullable")
-}
+use super::tree::SchemaTree;
 
 /// Applies defaults in place, walking `properties`, `items` and `additionalProperties`.
-pub(crate) fn apply_defaults(value: &mut Value, schema: &Value) {
+pub(crate) fn apply_defaults(value: &mut Value, schema: &SchemaTree) {
     match value {
         Value::Object(map) => {
-            let props = properties(schema);
-            if let Some(props) = props {
-                for (k, prop) in props {
-                    match map.get(k) {
-                        None => {
-                            if let Some(d) = default_of(prop) {
-                                map.insert(k.clone(), d.clone());
-                            }
-                        }
-                        Some(Value::Null) if non_nullable(prop) => match default_of(prop) {
-                            Some(d) => {
-                                map.insert(k.clone(), d.clone());
-                            }
-                            None => {
-                                map.remove(k);
-                            }
-                        },
-                        Some(_) => {}
+            if schema.defaults_properties {
+                for (k, prop) in &schema.properties {
+                    if let Some(default) = &prop.default
+                        && !map.contains_key(k)
+                    {
+                        map.insert(k.clone(), default.clone());
                     }
                 }
             }
-            let additional = additional_schema(schema);
+            let additional = schema.additional_schema();
             let mut null_values = Vec::new();
             for (k, v) in map.iter_mut() {
-                if let Some(prop) = props.and_then(|p| p.get(k)) {
-                    apply_defaults(v, prop);
-                } else if let Some(additional) = additional {
-                    if v.is_null() && non_nullable(additional) {
-                        match default_of(additional) {
-                            Some(d) => *v = d.clone(),
-                            None => null_values.push(k.clone()),
-                        }
+                let Some(field) = schema.properties.get(k).or(additional) else { continue };
+                if v.is_null() && !field.nullable {
+                    match &field.default {
+                        Some(default) => *v = default.clone(),
+                        None => null_values.push(k.clone()),
                     }
-                    apply_defaults(v, additional);
                 }
+                apply_defaults(v, field);
             }
             for k in null_values {
                 map.remove(&k);
             }
         }
         Value::Array(list) => {
-            if let Some(item_schema) = items(schema) {
+            if let Some(item_schema) = &schema.items {
                 for v in list.iter_mut() {
                     if v.is_null()
-                        && non_nullable(item_schema)
-                        && let Some(d) = default_of(item_schema)
+                        && !item_schema.nullable
+                        && let Some(default) = &item_schema.default
                     {
-                        *v = d.clone();
+                        *v = default.clone();
                     }
                     apply_defaults(v, item_schema);
                 }
@@ -106,6 +83,7 @@ mod tests {
                 }
             }
         });
+        let schema = SchemaTree::new(&schema);
         let mut obj = json!({"kind": "K"});
         apply_defaults(&mut obj, &schema);
         assert_eq!(

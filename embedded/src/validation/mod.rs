@@ -23,6 +23,7 @@ mod prune;
 mod schema;
 mod schema_walk;
 mod structural;
+mod tree;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube_cel::RootContext;
@@ -91,6 +92,8 @@ pub struct Admitted {
 #[derive(Debug)]
 pub struct SchemaValidator {
     schema: Value,
+    /// The schema compiled for pruning and defaulting.
+    tree: tree::SchemaTree,
     values: schema_walk::ValueValidator,
     rules: cel::CelRules,
 }
@@ -116,7 +119,8 @@ impl SchemaValidator {
             kind: kind.to_string(),
         };
         let rules = cel::CelRules::new(&schema, root_context);
-        Ok(Self { schema, values, rules })
+        let tree = tree::SchemaTree::new(&schema);
+        Ok(Self { schema, tree, values, rules })
     }
 
     /// Convenience: from a k8s_openapi CustomResourceDefinition and a served version name.
@@ -145,8 +149,8 @@ impl SchemaValidator {
     /// Only the decoding steps: prune unknown fields, then apply defaults. Lets a
     /// server refuse unknown fields (`fieldValidation=Strict`) before validating.
     pub fn prune_and_default(&self, mut object: Value) -> Admitted {
-        let pruned_fields = prune::prune(&mut object, &self.schema);
-        defaults::apply_defaults(&mut object, &self.schema);
+        let pruned_fields = prune::prune(&mut object, &self.tree);
+        defaults::apply_defaults(&mut object, &self.tree);
         Admitted { object, pruned_fields }
     }
 

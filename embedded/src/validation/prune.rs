@@ -5,9 +5,83 @@
 //! Pruned paths use the API server's unknown-field notation: `.` before every
 //! object key (also map keys) and `[i]` for list items, e.g. `spec.items[0].bar`.
 
-use serde_json::Value;
+use std::collections::BTreeMap;
 
-use super::schema::{FieldPath, additional_schema, child, flag, has_additional, items, properties};
+use serde_json::{Map, Value};
+
+use super::schema::{self, FieldPath, additional_schema, child, flag, has_additional};
+use super::tree::{Additional, SchemaTree};
+
+/// What pruning reads of a schema node. Pruned by a built-in kind's schema as JSON, or by a
+/// CRD's schema compiled into a [`SchemaTree`] (its objects are pruned on every write).
+pub(crate) trait Structure: Sized {
+    /// The node's `properties`.
+    type Properties;
+    /// `properties`, if any.
+    fn properties(&self) -> Option<&Self::Properties>;
+    /// The schema of property `name`.
+    fn property<'a>(properties: &'a Self::Properties, name: &str) -> Option<&'a Self>;
+    /// `x-kubernetes-preserve-unknown-fields: true`.
+    fn preserve_unknown(&self) -> bool;
+    /// `x-kubernetes-embedded-resource: true`.
+    fn embedded(&self) -> bool;
+    /// `additionalProperties`, when it is a schema.
+    fn additional(&self) -> Option<&Self>;
+    /// Whether `additionalProperties` makes every key known (`true` or a schema).
+    fn any_additional(&self) -> bool;
+    /// `items`, when it is a schema.
+    fn items(&self) -> Option<&Self>;
+}
+
+impl Structure for Value {
+    type Properties = Map<String, Value>;
+    fn properties(&self) -> Option<&Self::Properties> {
+        schema::properties(self)
+    }
+    fn property<'a>(properties: &'a Self::Properties, name: &str) -> Option<&'a Self> {
+        properties.get(name)
+    }
+    fn preserve_unknown(&self) -> bool {
+        flag(self, "x-kubernetes-preserve-unknown-fields")
+    }
+    fn embedded(&self) -> bool {
+        flag(self, "x-kubernetes-embedded-resource")
+    }
+    fn additional(&self) -> Option<&Self> {
+        additional_schema(self)
+    }
+    fn any_additional(&self) -> bool {
+        has_additional(self)
+    }
+    fn items(&self) -> Option<&Self> {
+        schema::items(self)
+    }
+}
+
+impl Structure for SchemaTree {
+    type Properties = BTreeMap<String, SchemaTree>;
+    fn properties(&self) -> Option<&Self::Properties> {
+        Some(&self.properties)
+    }
+    fn property<'a>(properties: &'a Self::Properties, name: &str) -> Option<&'a Self> {
+        properties.get(name)
+    }
+    fn preserve_unknown(&self) -> bool {
+        self.preserve_unknown
+    }
+    fn embedded(&self) -> bool {
+        self.embedded
+    }
+    fn additional(&self) -> Option<&Self> {
+        self.additional_schema()
+    }
+    fn any_additional(&self) -> bool {
+        !matches!(self.additional, Additional::Unknown)
+    }
+    fn items(&self) -> Option<&Self> {
+        self.items.as_deref()
+    }
+}
 
 /// Fields every resource root and every `x-kubernetes-embedded-resource` keeps.
 const TYPE_AND_OBJECT_META: [&str; 3] = ["apiVersion", "kind", "metadata"];
@@ -33,27 +107,23 @@ const OBJECT_META_FIELDS: [&str; 15] = [
 
 /// Removes every field of `object` the schema does not declare and returns the
 /// removed paths in walk order.
-pub(crate) fn prune(object: &mut Value, schema: &Value) -> Vec<String> {
+pub(crate) fn prune<S: Structure>(object: &mut Value, schema: &S) -> Vec<String> {
     let mut pruned = Vec::new();
     // The root behaves like an embedded resource: apiVersion, kind and metadata stay.
     prune_node(object, Some(schema), &mut FieldPath::new(""), true, &mut pruned);
     pruned
 }
 
-fn is_embedded(schema: &Value) -> bool {
-    flag(schema, "x-kubernetes-embedded-resource")
-}
-
-fn prune_node(
+fn prune_node<S: Structure>(
     value: &mut Value,
-    schema: Option<&Value>,
+    schema: Option<&S>,
     path: &mut FieldPath,
     resource_root: bool,
     pruned: &mut Vec<String>,
 ) {
-    let embedded = resource_root || schema.is_some_and(is_embedded);
+    let embedded = resource_root || schema.is_some_and(S::embedded);
     if let Some(s) = schema
-        && flag(s, "x-kubernetes-preserve-unknown-fields")
+        && s.preserve_unknown()
     {
         skip_prune(value, s, path, embedded, pruned);
         return;
@@ -68,7 +138,7 @@ fn prune_node(
             prune_fields(map, s, path, embedded, Unknown::Prune, pruned);
         }
         Value::Array(list) => {
-            let item_schema = schema.and_then(items);
+            let item_schema = schema.and_then(S::items);
             for (i, v) in list.iter_mut().enumerate() {
                 path.index(i, |path| prune_node(v, item_schema, path, false, pruned));
             }
@@ -79,9 +149,9 @@ fn prune_node(
 
 /// Walk of an `x-kubernetes-preserve-unknown-fields` node: unknown fields stay,
 /// declared ones are pruned by their own schema.
-fn skip_prune(
+fn skip_prune<S: Structure>(
     value: &mut Value,
-    schema: &Value,
+    schema: &S,
     path: &mut FieldPath,
     embedded: bool,
     pruned: &mut Vec<String>,
@@ -89,8 +159,8 @@ fn skip_prune(
     match value {
         Value::Object(map) => prune_fields(map, schema, path, embedded, Unknown::Keep, pruned),
         Value::Array(list) => {
-            if let Some(item_schema) = items(schema) {
-                let embedded = is_embedded(item_schema);
+            if let Some(item_schema) = schema.items() {
+                let embedded = item_schema.embedded();
                 for (i, v) in list.iter_mut().enumerate() {
                     path.index(i, |path| skip_prune(v, item_schema, path, embedded, pruned));
                 }
@@ -112,26 +182,26 @@ enum Unknown {
 /// Walks the fields of an object: declared fields and map values are pruned by their own
 /// schema, `apiVersion`/`kind`/`metadata` of an embedded resource are kept (metadata coerced),
 /// and undeclared fields are handled as `unknown` says.
-fn prune_fields(
-    map: &mut serde_json::Map<String, Value>,
-    schema: &Value,
+fn prune_fields<S: Structure>(
+    map: &mut Map<String, Value>,
+    schema: &S,
     path: &mut FieldPath,
     embedded: bool,
     unknown: Unknown,
     pruned: &mut Vec<String>,
 ) {
-    let props = properties(schema);
+    let props = schema.properties();
     let mut undeclared = Vec::new();
     for (k, v) in map.iter_mut() {
         if embedded && TYPE_AND_OBJECT_META.contains(&k.as_str()) {
             if k == "metadata" {
                 path.field(k, |path| coerce_object_meta(v, path.as_str(), pruned));
             }
-        } else if let Some(prop) = props.and_then(|p| p.get(k)) {
+        } else if let Some(prop) = props.and_then(|p| S::property(p, k)) {
             path.field(k, |path| prune_node(v, Some(prop), path, false, pruned));
-        } else if let Some(additional) = additional_schema(schema) {
+        } else if let Some(additional) = schema.additional() {
             path.field(k, |path| prune_node(v, Some(additional), path, false, pruned));
-        } else if unknown == Unknown::Prune && !has_additional(schema) {
+        } else if unknown == Unknown::Prune && !schema.any_additional() {
             undeclared.push(k.clone());
             pruned.push(child(path.as_str(), k));
         }
@@ -199,7 +269,10 @@ mod tests {
                              "spec": {}, "other": 1}
             }
         });
+        let mut compiled = obj.clone();
         let pruned = prune(&mut obj, &schema());
+        assert_eq!(prune(&mut compiled, &SchemaTree::new(&schema())), pruned);
+        assert_eq!(compiled, obj, "the compiled schema prunes as the schema does");
         assert_eq!(
             pruned,
             vec![
@@ -232,7 +305,10 @@ mod tests {
     #[test]
     fn object_value_under_scalar_schema_loses_its_keys() {
         let mut obj = json!({"spec": {"name": {"a": 1}}});
+        let mut compiled = obj.clone();
         let pruned = prune(&mut obj, &schema());
+        assert_eq!(prune(&mut compiled, &SchemaTree::new(&schema())), pruned);
+        assert_eq!(compiled, obj);
         assert_eq!(pruned, vec!["spec.name.a"]);
         assert_eq!(obj, json!({"spec": {"name": {}}}));
     }

@@ -403,7 +403,7 @@ fn defaulted(info: &ResourceInfo, object: &Value) -> Value {
     crate::server::defaults::normalize(info, &mut object);
     crate::server::defaults::on_create(info, &mut object);
     if let Some(schema) = info.schema.get() {
-        validation::prune(&mut object, &schema);
+        validation::prune(&mut object, schema.as_ref());
     }
     object
 }
