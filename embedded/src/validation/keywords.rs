@@ -1,11 +1,9 @@
 //! A schema node with the keywords it has found in one pass over its keys. Validation asks every
 //! node of every object for about a dozen keywords, most of them absent (a typical node has
 //! `type` and `description`); looking each one up in the node's map costs more than one pass
-//! over its few keys and a bit test per question.
+//! over its few keys that keeps each keyword's value where asking for it finds it.
 
 use serde_json::{Map, Value};
-
-use super::schema;
 
 /// The keywords validation asks a node for, with their names as schemas spell them: one list
 /// makes the enum and both directions between a keyword and its name.
@@ -18,11 +16,11 @@ macro_rules! keywords {
 
         impl Keyword {
             /// Every keyword.
-            #[cfg(test)]
             const ALL: [Keyword; [$(Keyword::$keyword),*].len()] = [$(Keyword::$keyword),*];
 
             /// The keyword as the schema spells it.
-            pub(crate) fn name(self) -> &'static str {
+            #[cfg(test)]
+            fn name(self) -> &'static str {
                 match self {
                     $(Keyword::$keyword => $name,)*
                 }
@@ -69,74 +67,64 @@ keywords! {
     MultipleOf = "multipleOf",
 }
 
-impl Keyword {
-    fn bit(self) -> u32 {
-        1 << self as u32
-    }
-}
-
-/// A schema node and the set of [`Keyword`]s it has.
-#[derive(Clone, Copy)]
+/// A schema node and the values of the [`Keyword`]s it has, found in one pass over its keys:
+/// asking for one is then an index into an array, where looking it up in the node's map would
+/// search its keys again for every value validated.
 pub(crate) struct Node<'a> {
     schema: &'a Value,
-    present: u32,
+    keywords: [Option<&'a Value>; Keyword::ALL.len()],
 }
 
 impl<'a> Node<'a> {
     /// Finds `schema`'s keywords (none when it is not an object).
     pub(crate) fn new(schema: &'a Value) -> Self {
-        let present = schema.as_object().map_or(0, |fields| {
-            fields
-                .keys()
-                .filter_map(|k| Keyword::named(k))
-                .fold(0, |bits, keyword| bits | keyword.bit())
-        });
-        Self { schema, present }
+        let mut keywords = [None; Keyword::ALL.len()];
+        for (key, value) in schema.as_object().into_iter().flatten() {
+            if let Some(keyword) = Keyword::named(key) {
+                keywords[keyword as usize] = Some(value);
+            }
+        }
+        Self { schema, keywords }
     }
 
     /// The node as JSON.
-    pub(crate) fn value(self) -> &'a Value {
+    pub(crate) fn value(&self) -> &'a Value {
         self.schema
     }
 
-    fn has(self, keyword: Keyword) -> bool {
-        self.present & keyword.bit() != 0
-    }
-
     /// The keyword's value, if the node has it.
-    pub(crate) fn get(self, keyword: Keyword) -> Option<&'a Value> {
-        self.has(keyword).then(|| self.schema.get(keyword.name())).flatten()
+    pub(crate) fn get(&self, keyword: Keyword) -> Option<&'a Value> {
+        self.keywords[keyword as usize]
     }
 
     /// Whether a boolean keyword is `true`.
-    pub(crate) fn flag(self, keyword: Keyword) -> bool {
-        self.has(keyword) && schema::flag(self.schema, keyword.name())
+    pub(crate) fn flag(&self, keyword: Keyword) -> bool {
+        self.get(keyword).and_then(Value::as_bool) == Some(true)
     }
 
     /// `type`, unless absent or empty.
-    pub(crate) fn type_name(self) -> Option<&'a str> {
-        self.has(Keyword::Type).then(|| schema::type_of(self.schema)).flatten()
+    pub(crate) fn type_name(&self) -> Option<&'a str> {
+        self.get(Keyword::Type).and_then(Value::as_str).filter(|t| !t.is_empty())
     }
 
     /// `properties`.
-    pub(crate) fn properties(self) -> Option<&'a Map<String, Value>> {
-        self.has(Keyword::Properties).then(|| schema::properties(self.schema)).flatten()
+    pub(crate) fn properties(&self) -> Option<&'a Map<String, Value>> {
+        self.get(Keyword::Properties).and_then(Value::as_object)
     }
 
     /// `items`, in its single-schema form.
-    pub(crate) fn items(self) -> Option<&'a Value> {
-        self.has(Keyword::Items).then(|| schema::items(self.schema)).flatten()
+    pub(crate) fn items(&self) -> Option<&'a Value> {
+        self.get(Keyword::Items).filter(|i| i.is_object())
     }
 
     /// `additionalProperties` when it is a schema.
-    pub(crate) fn additional(self) -> Option<&'a Value> {
-        let has = self.has(Keyword::AdditionalProperties);
-        has.then(|| schema::additional_schema(self.schema)).flatten()
+    pub(crate) fn additional(&self) -> Option<&'a Value> {
+        self.get(Keyword::AdditionalProperties).filter(|a| a.is_object())
     }
 
     /// The branches of `allOf`, `anyOf` or `oneOf`.
-    pub(crate) fn branches(self, junctor: Keyword) -> &'a [Value] {
-        if self.has(junctor) { schema::branches(self.schema, junctor.name()) } else { &[] }
+    pub(crate) fn branches(&self, junctor: Keyword) -> &'a [Value] {
+        self.get(junctor).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
     }
 }
 

@@ -74,15 +74,15 @@ impl ValueValidator {
             }
             return;
         }
-        if !check_type(schema, value, path.as_str(), errors) {
+        if !check_type(&schema, value, path.as_str(), errors) {
             return;
         }
-        check_enum(schema, value, path.as_str(), errors);
+        check_enum(&schema, value, path.as_str(), errors);
         match value {
-            Value::Number(n) => check_number(schema, value, n, path.as_str(), errors),
-            Value::String(s) => self.check_string(schema, s, value, path.as_str(), errors),
-            Value::Array(list) => self.check_array(schema, list, path, structural, errors),
-            Value::Object(map) => self.check_object(schema, map, path, structural, errors),
+            Value::Number(n) => check_number(&schema, value, n, path.as_str(), errors),
+            Value::String(s) => self.check_string(&schema, s, value, path.as_str(), errors),
+            Value::Array(list) => self.check_array(&schema, list, path, structural, errors),
+            Value::Object(map) => self.check_object(&schema, map, path, structural, errors),
             _ => {}
         }
         if let Some(format) = schema.get(Keyword::Format).and_then(Value::as_str)
@@ -96,12 +96,12 @@ impl ValueValidator {
             let detail = format!("{name} in body must be of type {format}: {}", quote(&shown));
             errors.push(type_invalid(path.as_str(), Bad::Json(value), &detail));
         }
-        self.check_junctors(schema, value, path, errors);
+        self.check_junctors(&schema, value, path, errors);
     }
 
     fn check_string(
         &self,
-        schema: Node<'_>,
+        schema: &Node<'_>,
         s: &str,
         value: &Value,
         path: &str,
@@ -135,7 +135,7 @@ impl ValueValidator {
 
     fn check_array(
         &self,
-        schema: Node<'_>,
+        schema: &Node<'_>,
         list: &[Value],
         path: &mut FieldPath,
         structural: bool,
@@ -165,7 +165,7 @@ impl ValueValidator {
 
     fn check_object(
         &self,
-        schema: Node<'_>,
+        schema: &Node<'_>,
         map: &Map<String, Value>,
         path: &mut FieldPath,
         structural: bool,
@@ -212,7 +212,7 @@ impl ValueValidator {
 
     fn check_junctors(
         &self,
-        schema: Node<'_>,
+        schema: &Node<'_>,
         value: &Value,
         path: &mut FieldPath,
         errors: &mut Vec<FieldError>,
@@ -280,7 +280,7 @@ fn type_matches(expected: &str, value: &Value) -> bool {
 }
 
 /// Checks `type` (or `x-kubernetes-int-or-string`); false when the value has the wrong type.
-fn check_type(schema: Node<'_>, value: &Value, path: &str, errors: &mut Vec<FieldError>) -> bool {
+fn check_type(schema: &Node<'_>, value: &Value, path: &str, errors: &mut Vec<FieldError>) -> bool {
     let (expected, ok) = if schema.flag(Keyword::IntOrString) {
         ("integer,string", is_integer(value) || value.is_string())
     } else if let Some(t) = schema.type_name() {
@@ -297,7 +297,7 @@ fn check_type(schema: Node<'_>, value: &Value, path: &str, errors: &mut Vec<Fiel
     ok
 }
 
-fn check_enum(schema: Node<'_>, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
+fn check_enum(schema: &Node<'_>, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
     let Some(allowed) = schema.get(Keyword::Enum).and_then(Value::as_array) else {
         return;
     };
@@ -320,7 +320,7 @@ fn go_number(f: f64) -> String {
 }
 
 fn check_number(
-    schema: Node<'_>,
+    schema: &Node<'_>,
     value: &Value,
     n: &Number,
     path: &str,
