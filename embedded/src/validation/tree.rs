@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::schema::{additional_schema, flag, items, properties};
+use super::prune::Structure;
+use super::schema::flag;
 
 /// One node of a structural schema, with what pruning and defaulting read of it.
 #[derive(Debug, Default)]
@@ -43,24 +44,25 @@ pub(crate) enum Additional {
 }
 
 impl SchemaTree {
-    /// Compiles `schema` (a node of an OpenAPI v3 schema as JSON) and every node below it.
+    /// Compiles `schema` (a node of an OpenAPI v3 schema as JSON) and every node below it,
+    /// reading the keywords as pruning by the JSON schema does.
     pub(crate) fn new(schema: &Value) -> Self {
-        let properties: BTreeMap<String, SchemaTree> = properties(schema)
+        let properties: BTreeMap<String, SchemaTree> = Structure::properties(schema)
             .map(|p| p.iter().map(|(name, s)| (name.clone(), Self::new(s))).collect())
             .unwrap_or_default();
-        let additional = match (additional_schema(schema), schema.get("additionalProperties")) {
+        let additional = match (schema.additional(), schema.any_additional()) {
             (Some(s), _) => Additional::Schema(Box::new(Self::new(s))),
-            (None, Some(Value::Bool(true))) => Additional::Any,
-            _ => Additional::Unknown,
+            (None, true) => Additional::Any,
+            (None, false) => Additional::Unknown,
         };
         Self {
-            preserve_unknown: flag(schema, "x-kubernetes-preserve-unknown-fields"),
-            embedded: flag(schema, "x-kubernetes-embedded-resource"),
+            preserve_unknown: schema.preserve_unknown(),
+            embedded: schema.embedded(),
             nullable: flag(schema, "nullable"),
             default: schema.get("default").cloned(),
             defaults_properties: properties.values().any(|p| p.default.is_some()),
             properties,
-            items: items(schema).map(|s| Box::new(Self::new(s))),
+            items: Structure::items(schema).map(|s| Box::new(Self::new(s))),
             additional,
         }
     }
