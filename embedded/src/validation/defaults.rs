@@ -83,7 +83,7 @@ mod tests {
                 }
             }
         });
-        let schema = SchemaTree::new(&schema);
+        let schema = SchemaTree::new(&schema).unwrap();
         let mut obj = json!({"kind": "K"});
         apply_defaults(&mut obj, &schema);
         assert_eq!(

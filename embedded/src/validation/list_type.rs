@@ -8,12 +8,36 @@ use serde_json::{Map, Value};
 use super::errors::{Bad, FieldError, duplicate, invalid};
 use super::schema::{canonical, index, list_map_keys, list_type};
 
-/// Checks the list at `path` against its schema's list type.
-pub(crate) fn check(schema: &Value, list: &[Value], path: &str, errors: &mut Vec<FieldError>) {
-    match list_type(schema) {
-        Some("set") => check_set(list, path, errors),
-        Some("map") => check_map(&list_map_keys(schema), list, path, errors),
-        _ => {}
+/// A list type that constrains items (`atomic` does not).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ListType {
+    /// `set`: no value twice.
+    Set,
+    /// `map` with its `x-kubernetes-list-map-keys`: no key tuple twice.
+    Map(Vec<String>),
+}
+
+impl ListType {
+    /// The list type `schema` declares, if it constrains items.
+    pub(crate) fn of(schema: &Value) -> Option<Self> {
+        match list_type(schema) {
+            Some("set") => Some(Self::Set),
+            Some("map") => Some(Self::Map(list_map_keys(schema))),
+            _ => None,
+        }
+    }
+}
+
+/// Checks the list at `path` against its list type.
+pub(crate) fn check(
+    list_type: &ListType,
+    list: &[Value],
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    match list_type {
+        ListType::Set => check_set(list, path, errors),
+        ListType::Map(keys) => check_map(keys, list, path, errors),
     }
 }
 
@@ -86,8 +110,10 @@ mod tests {
 
     #[test]
     fn set_reports_second_occurrence_only() {
-        let schema =
-            json!({"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}});
+        let schema = ListType::of(
+            &json!({"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}),
+        )
+        .unwrap();
         let mut errors = Vec::new();
         check(&schema, &[json!("a"), json!("b"), json!("a"), json!("a")], "spec.tags", &mut errors);
         assert_eq!(errors.len(), 1);
@@ -105,8 +131,10 @@ mod tests {
 
     #[test]
     fn map_reports_repeated_key_tuples() {
-        let schema = json!({"type": "array", "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["name", "port"]});
+        let schema = ListType::of(&json!({"type": "array", "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name", "port"]}))
+        .unwrap();
+        assert_eq!(ListType::of(&json!({"x-kubernetes-list-type": "atomic"})), None);
         let list = [
             json!({"name": "a", "port": 1}),
             json!({"name": "a", "port": 2}),

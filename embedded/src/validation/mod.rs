@@ -13,11 +13,11 @@
 //! and evaluated by `kube-cel`.
 
 mod cel;
+mod checks;
 mod decode;
 mod defaults;
 mod errors;
 mod formats;
-mod keywords;
 mod list_type;
 mod prune;
 mod schema;
@@ -91,10 +91,8 @@ pub struct Admitted {
 /// Compiled validator for one CRD version.
 #[derive(Debug)]
 pub struct SchemaValidator {
-    schema: Value,
-    /// The schema compiled for pruning and defaulting.
+    /// The schema compiled for pruning, defaulting and value validation.
     tree: tree::SchemaTree,
-    values: schema_walk::ValueValidator,
     rules: cel::CelRules,
 }
 
@@ -104,11 +102,16 @@ impl SchemaValidator {
     /// Compiles every `pattern` (an invalid one is an error) and every CEL rule (a
     /// rule that does not compile is not an error here, but makes every
     /// [`validate`](Self::validate) fail; see [`rule_compile_errors`](Self::rule_compile_errors)).
-    pub fn new(schema: Value, group: &str, version: &str, kind: &str) -> Result<Self, SchemaError> {
+    pub fn new(
+        schema: &Value,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Result<Self, SchemaError> {
         if !schema.is_object() {
             return Err(SchemaError::NotAnObject);
         }
-        let values = schema_walk::ValueValidator::new(&schema)?;
+        let tree = tree::SchemaTree::new(schema)?;
         let root_context = RootContext {
             api_version: if group.is_empty() {
                 version.to_string()
@@ -118,9 +121,8 @@ impl SchemaValidator {
             api_group: group.to_string(),
             kind: kind.to_string(),
         };
-        let rules = cel::CelRules::new(&schema, root_context);
-        let tree = tree::SchemaTree::new(&schema);
-        Ok(Self { schema, tree, values, rules })
+        let rules = cel::CelRules::new(schema, root_context);
+        Ok(Self { tree, rules })
     }
 
     /// Convenience: from a k8s_openapi CustomResourceDefinition and a served version name.
@@ -137,7 +139,7 @@ impl SchemaValidator {
             })?;
         let schema =
             serde_json::to_value(schema).map_err(|e| SchemaError::Serialize(e.to_string()))?;
-        Self::new(schema, &crd.spec.group, version, &crd.spec.names.kind)
+        Self::new(&schema, &crd.spec.group, version, &crd.spec.names.kind)
     }
 
     /// CEL rules of the schema that did not compile (the API server would have refused
@@ -169,7 +171,7 @@ impl SchemaValidator {
             errors.push(type_invalid("", Bad::Str(actual), &detail));
             return Err(FieldErrors(errors));
         }
-        self.values.validate(&self.schema, &admitted.object, "", &mut errors);
+        schema_walk::validate(&self.tree, &admitted.object, "", &mut errors);
         let blocking = errors
             .iter()
             .any(|e| matches!(e.kind, FieldErrorKind::TypeInvalid | FieldErrorKind::NotSupported));

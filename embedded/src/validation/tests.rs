@@ -37,7 +37,7 @@ fn schema() -> Value {
 }
 
 fn validator() -> SchemaValidator {
-    SchemaValidator::new(schema(), "keelson.dev", "v1alpha1", "Cluster").unwrap()
+    SchemaValidator::new(&schema(), "keelson.dev", "v1alpha1", "Cluster").unwrap()
 }
 
 fn object(spec: Value) -> Value {
@@ -142,7 +142,7 @@ fn optional_old_self_runs_on_create() {
         "x-kubernetes-validations": [{"rule": "oldSelf == null || self.x == oldSelf.x",
                                       "optionalOldSelf": true, "message": "x is fixed"},
                                      {"rule": "self.x != 'bad'", "messageExpression": "'x must not be ' + self.x"}]}}});
-    let v = SchemaValidator::new(schema, "g", "v1", "K").unwrap();
+    let v = SchemaValidator::new(&schema, "g", "v1", "K").unwrap();
     assert!(v.validate(json!({"spec": {"x": "a"}}), None).is_ok());
     let err =
         v.validate(json!({"spec": {"x": "bad"}}), Some(&json!({"spec": {"x": "a"}}))).unwrap_err();
@@ -160,9 +160,9 @@ fn optional_old_self_runs_on_create() {
 fn root_rules_see_the_kind() {
     let schema = json!({"type": "object", "x-kubernetes-validations": [
         {"rule": "kind == 'Cluster' && apiVersion == 'keelson.dev/v1alpha1'", "message": "wrong kind"}]});
-    let v = SchemaValidator::new(schema.clone(), "keelson.dev", "v1alpha1", "Cluster").unwrap();
+    let v = SchemaValidator::new(&schema, "keelson.dev", "v1alpha1", "Cluster").unwrap();
     assert!(v.validate(json!({"kind": "Cluster"}), None).is_ok());
-    let v = SchemaValidator::new(schema, "keelson.dev", "v1alpha1", "Other").unwrap();
+    let v = SchemaValidator::new(&schema, "keelson.dev", "v1alpha1", "Other").unwrap();
     assert_eq!(failures(v.validate(json!({"kind": "Other"}), None)), vec![f("", Invalid)]);
 }
 
@@ -175,7 +175,7 @@ fn non_object_input_is_refused() {
 fn a_broken_rule_refuses_every_object() {
     let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
         "x-kubernetes-validations": [{"rule": "self.a ==="}]}}});
-    let v = SchemaValidator::new(schema, "g", "v1", "K").unwrap();
+    let v = SchemaValidator::new(&schema, "g", "v1", "K").unwrap();
     assert_eq!(v.rule_compile_errors().len(), 1);
     assert_eq!(failures(v.validate(json!({}), None)), vec![f("spec", Invalid)]);
 }
@@ -183,13 +183,13 @@ fn a_broken_rule_refuses_every_object() {
 #[test]
 fn invalid_pattern_and_non_object_schema_are_schema_errors() {
     assert_eq!(
-        SchemaValidator::new(json!(true), "g", "v1", "K").unwrap_err(),
+        SchemaValidator::new(&json!(true), "g", "v1", "K").unwrap_err(),
         SchemaError::NotAnObject
     );
     let schema =
         json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "[a-"}}});
     assert!(matches!(
-        SchemaValidator::new(schema, "g", "v1", "K"),
+        SchemaValidator::new(&schema, "g", "v1", "K"),
         Err(SchemaError::InvalidPattern { .. })
     ));
 }
