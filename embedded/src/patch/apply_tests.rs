@@ -539,7 +539,7 @@ fn parses_yaml_and_json_bodies() {
 
 #[test]
 fn crd_set_lists_are_owned_per_value() {
-    let lists = super::SchemaLists::new(
+    let lists = super::lists_tests::schema_lists(
         json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
             "hosts": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
             "args": {"type": "array", "items": {"type": "string"}}

@@ -3,7 +3,11 @@
 //! A path names a field of the object with list items abstracted as `*`, e.g.
 //! `["spec", "template", "spec", "containers", "*", "env"]`.
 
+use std::sync::Arc;
+
 use serde_json::Value;
+
+use crate::validation::{ListType, SchemaValidator};
 
 /// How the items of a list field are merged.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,36 +55,17 @@ fn ports_default(path: &[&str], key: &str) -> Option<Value> {
     }
 }
 
-/// List semantics read from a CRD's OpenAPI v3 schema (`x-kubernetes-list-type` and
-/// `x-kubernetes-list-map-keys`); lists without annotation are atomic, as upstream.
-/// `metadata` always follows `ObjectMeta` (finalizers a set, ownerReferences keyed by uid).
+/// List semantics read from a CRD version's schema (`x-kubernetes-list-type` and
+/// `x-kubernetes-list-map-keys`), as its validator has compiled it; lists without annotation
+/// are atomic, as upstream. `metadata` always follows `ObjectMeta` (finalizers a set,
+/// ownerReferences keyed by uid).
 #[derive(Clone, Debug)]
-pub struct SchemaLists(std::sync::Arc<Value>);
+pub struct SchemaLists(Arc<SchemaValidator>);
 
 impl SchemaLists {
-    /// Wraps a version's `schema.openAPIV3Schema`.
-    pub fn new(openapi_v3_schema: impl Into<std::sync::Arc<Value>>) -> Self {
-        Self(openapi_v3_schema.into())
-    }
-
-    fn resolve(&self, path: &[&str]) -> Option<&Value> {
-        let mut node: &Value = &self.0;
-        for seg in path {
-            node = if *seg == "*" {
-                node.get("items")?
-            } else if let Some(p) = node.get("properties").and_then(|p| p.get(*seg)) {
-                p
-            } else {
-                node.get("additionalProperties").filter(|v| v.is_object())?
-            };
-        }
-        Some(node)
-    }
-}
-
-impl From<Value> for SchemaLists {
-    fn from(schema: Value) -> Self {
-        Self::new(schema)
+    /// The list semantics of the version `validator` validates.
+    pub fn new(validator: Arc<SchemaValidator>) -> Self {
+        Self(validator)
     }
 }
 
@@ -89,23 +74,15 @@ impl ListSemantics for SchemaLists {
         if path.first() == Some(&"metadata") {
             return object_meta_kind(path).unwrap_or(ListKind::Atomic);
         }
-        let Some(node) = self.resolve(path) else { return ListKind::Atomic };
-        match node.get("x-kubernetes-list-type").and_then(Value::as_str) {
-            Some("set") => ListKind::Set,
-            Some("map") => {
-                let keys: Vec<String> = node
-                    .get("x-kubernetes-list-map-keys")
-                    .and_then(Value::as_array)
-                    .map(|ks| ks.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-                    .unwrap_or_default();
-                if keys.is_empty() { ListKind::Atomic } else { ListKind::Map(keys) }
-            }
+        match self.0.list_type(path) {
+            Some(ListType::Set) => ListKind::Set,
+            Some(ListType::Map(keys)) if !keys.is_empty() => ListKind::Map(keys.clone()),
             _ => ListKind::Atomic,
         }
     }
 
     fn key_default(&self, path: &[&str], key: &str) -> Option<Value> {
-        self.resolve(path)?.get("items")?.get("properties")?.get(key)?.get("default").cloned()
+        self.0.item_default(path, key).cloned()
     }
 }
 

@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::{BuiltinLists, ListKind, ListSemantics, SchemaLists};
+use crate::validation::SchemaValidator;
 
 fn map(keys: &[&str]) -> ListKind {
     ListKind::Map(keys.iter().map(|k| (*k).to_owned()).collect())
@@ -62,7 +63,7 @@ fn builtin_kind_specific_lists() {
 
 #[test]
 fn schema_lists_read_crd_annotations() {
-    let schema = SchemaLists::new(json!({
+    let schema = schema_lists(json!({
         "type": "object",
         "properties": {
             "spec": {"type": "object", "properties": {
@@ -89,4 +90,10 @@ fn schema_lists_read_crd_annotations() {
     assert_eq!(schema.list_kind(&["metadata", "finalizers"]), ListKind::Set);
     assert_eq!(schema.key_default(&["spec", "routes"], "port"), Some(json!(80)));
     assert_eq!(schema.key_default(&["spec", "routes"], "name"), None);
+}
+
+/// The list semantics of a CRD version with `schema`.
+pub(super) fn schema_lists(schema: serde_json::Value) -> SchemaLists {
+    let validator = SchemaValidator::new(&schema, "example.com", "v1", "Widget").unwrap();
+    SchemaLists::new(std::sync::Arc::new(validator))
 }

@@ -24,6 +24,7 @@ use super::objects::{
 use super::paths::object_key;
 use super::query::Query;
 use super::read::{json_response, json_text_response, pointer, scale_of, scale_paths};
+use super::registry::Served;
 use super::{ApiState, ResourceRequest};
 use super::{certificates, ephemeral, priority, quota, rbac, root_ca, service_accounts};
 
@@ -34,15 +35,13 @@ const PATCH_ATTEMPTS: usize = 5;
 /// Namespaces that always exist.
 const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
-/// How list items merge for this resource.
-fn lists(info: &ResourceInfo) -> Box<dyn ListSemantics> {
-    // Built-ins' list semantics are compiled in: their schemas need not be generated here.
-    if !info.builtin
-        && let Some(schema) = info.schema.get()
-    {
-        return Box::new(SchemaLists::new(schema));
+/// How list items merge for this resource: as its CRD's compiled schema says, else (built-ins,
+/// whose list semantics are compiled in) as the built-in tables say.
+fn lists(served: &Served, info: &ResourceInfo) -> Box<dyn ListSemantics + Send + Sync> {
+    match served.validator(info) {
+        Some(validator) => Box::new(SchemaLists::new(validator)),
+        None => Box::new(BuiltinLists::for_kind(&info.group, &info.kind)),
     }
-    Box::new(BuiltinLists::for_kind(&info.group, &info.kind))
 }
 
 /// The field manager of a request: `?fieldManager=`, else the client's name from `User-Agent`.
@@ -216,7 +215,7 @@ async fn create_object(
             None,
             object,
             &manager(request),
-            lists(info).as_ref(),
+            lists(&served, info).as_ref(),
             &info.api_version(),
             None,
             &now,
@@ -324,7 +323,7 @@ async fn store_update(
             Some(&old),
             new,
             &manager(request),
-            lists(info).as_ref(),
+            lists(&served, info).as_ref(),
             &info.api_version(),
             subresource,
             &now,
@@ -573,13 +572,14 @@ pub(crate) async fn patch(state: &ApiState, request: ResourceRequest) -> ApiResu
         };
         return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", vec![cause]));
     }
+    let lists = lists(&state.registry.served(), &info);
     let apply = |live: Option<&Value>| -> ApiResult<Value> {
         patch::apply(patch::ApplyRequest {
             live,
             applied: &patch_body,
             manager: &manager(&request),
             force: request.query.force,
-            lists: lists(&info).as_ref(),
+            lists: lists.as_ref(),
             api_version: &info.api_version(),
             subresource: request.target.subresource.as_deref(),
             now: &now_rfc3339(),
@@ -607,7 +607,6 @@ pub(crate) async fn patch(state: &ApiState, request: ResourceRequest) -> ApiResu
         })
     };
     let change = |object: &Value| -> ApiResult<Value> {
-        let lists = lists(&info);
         match patch_type {
             PatchType::Json => patch::json_patch(object, &patch_body),
             PatchType::Merge => patch::merge_patch(object, &patch_body),

@@ -32,6 +32,7 @@ use serde_json::Value;
 pub(crate) use decode::type_mismatch;
 pub(crate) use errors::{Bad, duplicate, forbidden, invalid, not_found, not_supported, required};
 pub use errors::{FieldError, FieldErrorKind, FieldErrors};
+pub(crate) use list_type::ListType;
 pub(crate) use prune::prune;
 pub use structural::structural_problems;
 
@@ -146,6 +147,17 @@ impl SchemaValidator {
     /// the CRD). Each is also reported by every [`validate`](Self::validate) call.
     pub fn rule_compile_errors(&self) -> &[FieldError] {
         self.rules.compile_errors()
+    }
+
+    /// The list type of the list at `path` (field names or map keys, `*` for list items), when
+    /// it constrains items.
+    pub(crate) fn list_type(&self, path: &[&str]) -> Option<&ListType> {
+        self.tree.at(path)?.checks.list_type.as_ref()
+    }
+
+    /// The `default` of field `key` of the items of the list at `path`.
+    pub(crate) fn item_default(&self, path: &[&str], key: &str) -> Option<&Value> {
+        self.tree.at(path)?.items.as_ref()?.properties.get(key)?.default.as_ref()
     }
 
     /// Only the decoding steps: prune unknown fields, then apply defaults. Lets a

@@ -102,6 +102,14 @@ impl SchemaTree {
         })
     }
 
+    /// The node at `path` below this one: field names (or map keys) and `*` for list items.
+    pub(crate) fn at(&self, path: &[&str]) -> Option<&SchemaTree> {
+        path.iter().try_fold(self, |node, step| match *step {
+            "*" => node.items.as_deref(),
+            name => node.properties.get(name).or(node.additional_schema()),
+        })
+    }
+
     /// The schema of `additionalProperties`, when it is one.
     pub(crate) fn additional_schema(&self) -> Option<&SchemaTree> {
         match &self.additional {
@@ -169,6 +177,9 @@ mod tests {
         assert!(tree.properties["env"].additional_schema().is_some());
         assert!(matches!(tree.properties["closed"].additional, Additional::Unknown));
         assert!(tree.properties["template"].embedded);
+        assert!(tree.at(&["spec", "tags", "*"]).is_some_and(|n| n.items.is_none()));
+        assert!(tree.at(&["env", "any-key"]).is_some_and(|n| n.properties.is_empty()));
+        assert!(tree.at(&["spec", "unknown"]).is_none());
         let either = tree.properties["either"].junctors.as_ref().unwrap();
         assert_eq!(either.any_of.len(), 2);
         assert!(either.any_of[0].checks.pattern.is_some() && either.not.is_none());
