@@ -32,7 +32,10 @@ type GroupVersion = (String, String);
 pub struct Served {
     /// Every served resource, built-ins first.
     pub resources: Vec<Arc<ResourceInfo>>,
-    validators: HashMap<(String, String, String), Arc<SchemaValidator>>,
+    /// The compiled schema of each custom resource version with a valid one. Searched in order,
+    /// as `resources` is: a machine serves a few dozen CRD versions, and comparing their names
+    /// costs less than the owned key a hash map lookup would build on every write.
+    validators: Vec<(Arc<ResourceInfo>, Arc<SchemaValidator>)>,
     openapi_index: OnceLock<Arc<str>>,
     openapi_documents: Mutex<HashMap<GroupVersion, Option<Arc<str>>>>,
     openapi_v2_json: OnceLock<Arc<str>>,
@@ -51,8 +54,11 @@ impl Served {
     /// The schema validator of a custom resource version.
     pub fn validator(&self, info: &ResourceInfo) -> Option<Arc<SchemaValidator>> {
         self.validators
-            .get(&(info.group.clone(), info.version.clone(), info.resource.clone()))
-            .cloned()
+            .iter()
+            .find(|(r, _)| {
+                r.group == info.group && r.version == info.version && r.resource == info.resource
+            })
+            .map(|(_, validator)| validator.clone())
     }
 
     /// The `/openapi/v3` index as JSON text, built once per view.
@@ -109,7 +115,7 @@ impl Registry {
     pub fn refresh(&self, store: &Store) {
         let mut resources: Vec<Arc<ResourceInfo>> =
             builtin_resources().into_iter().map(Arc::new).collect();
-        let mut validators = HashMap::new();
+        let mut validators = Vec::new();
         for entry in store.list(CRD_PREFIX).entries() {
             let Ok(crd) =
                 serde_json::from_value::<CustomResourceDefinition>(Value::clone(&entry.object))
@@ -125,16 +131,14 @@ impl Registry {
                 }) {
                     continue;
                 }
-                if let Ok(validator) = SchemaValidator::for_crd(&crd, &info.version) {
-                    validators.insert(
-                        (info.group.clone(), info.version.clone(), info.resource.clone()),
-                        Arc::new(validator),
-                    );
-                }
                 if deleting {
                     info.verbs.retain(|v| !matches!(v.as_str(), "create" | "update" | "patch"));
                 }
-                resources.push(Arc::new(info));
+                let info = Arc::new(info);
+                if let Ok(validator) = SchemaValidator::for_crd(&crd, &info.version) {
+                    validators.push((info.clone(), Arc::new(validator)));
+                }
+                resources.push(info);
             }
         }
         let served = Arc::new(Served { resources, validators, ..Default::default() });
