@@ -329,8 +329,9 @@ impl<'a> Walker<'a> {
         match v {
             Value::Object(fields) => {
                 for (name, child) in fields {
-                    let excluded = excluded.and_then(|e| e.child(&Pe::Field(name.clone())));
                     self.push_field(name);
+                    // Looked up by the step just taken, rather than by a copy of the name.
+                    let excluded = excluded.zip(self.pes.last()).and_then(|(e, pe)| e.child(pe));
                     let below = self.added_fields_v1(child, excluded);
                     self.pop();
                     add_fields_v1(&mut out, field_key(name), below, excluded);
