@@ -177,6 +177,23 @@ async fn a_body_in_another_format_than_json_or_yaml_is_a_415() {
 }
 
 #[tokio::test]
+async fn a_body_that_is_not_utf8_is_a_400_and_stores_nothing() {
+    let test = start().await;
+    let mut body = br#"{"metadata": {"name": "bytes"}, "data": {"k": "caf"#.to_vec();
+    body.extend_from_slice(b"\xe9\"}}");
+    let request = axum::http::Request::post("/api/v1/namespaces/default/configmaps")
+        .header("Content-Type", "application/json")
+        .body(body)
+        .unwrap();
+    let (code, reason, message) =
+        api_error(test.client.request::<ConfigMap>(request).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (400, "BadRequest"));
+    assert!(message.contains("not UTF-8"), "{message}");
+    let config_maps: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
+    assert!(config_maps.get_opt("bytes").await.unwrap().is_none());
+}
+
+#[tokio::test]
 async fn a_json_patch_whose_test_fails_names_the_patch() {
     let test = start().await;
     let config_maps: Api<ConfigMap> = Api::namespaced(test.client.clone(), "default");
