@@ -153,7 +153,7 @@ pub(crate) fn time(time: Time, ctx: &mut Ctx, path: &str) -> Value {
         return Value::Null;
     }
     match jiff::Timestamp::from_second(seconds) {
-        Ok(at) => Value::String(at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
+        Ok(at) => Value::String(crate::server::rfc3339(at)),
         Err(error) => {
             ctx.invalid(path, format_args!("time {seconds}s is out of range: {error}"));
             Value::Null

@@ -67,6 +67,7 @@ use crate::storage::{Snapshot, Store, StoreConfig, StoreError};
 
 pub use errors::ApiError;
 use errors::ApiResult;
+pub(crate) use objects::rfc3339;
 use paths::Target;
 pub use registry::Registry;
 use tokens::TokenKeys;

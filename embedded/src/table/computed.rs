@@ -181,10 +181,7 @@ pub(crate) fn cell(name: &str, o: &Value, now: Timestamp) -> Option<Value> {
         "age" => json!(since(timestamp(o, "metadata.creationTimestamp"), now)),
         "created-at" => {
             let ts = timestamp(o, "metadata.creationTimestamp");
-            json!(ts.map_or_else(
-                || "0001-01-01T00:00:00Z".into(),
-                |t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
-            ))
+            json!(ts.map_or_else(|| "0001-01-01T00:00:00Z".into(), crate::server::rfc3339))
         }
         "pod-ready" => {
             let p = pod_summary(o, now);
