@@ -278,15 +278,15 @@ pub fn check_type(info: &ResourceInfo, object: &mut Value) -> ApiResult<()> {
     let Some(map) = object.as_object_mut() else {
         return Err(ApiError::bad_request("the request body must be a JSON object"));
     };
-    let api_version = info.api_version();
     match map.get("apiVersion").and_then(Value::as_str) {
         None | Some("") => {
-            map.insert("apiVersion".into(), json!(api_version));
+            map.insert("apiVersion".into(), json!(info.api_version()));
         }
-        Some(v) if v == api_version => {}
+        Some(v) if info.is_api_version(v) => {}
         Some(v) => {
             return Err(ApiError::bad_request(format!(
-                "the API version in the data ({v}) does not match the expected API version ({api_version})"
+                "the API version in the data ({v}) does not match the expected API version ({})",
+                info.api_version()
             )));
         }
     }
