@@ -87,14 +87,19 @@ pub fn resolve(
         name: name.map(str::to_owned),
         subresource: sub.map(str::to_owned),
     };
-    match segments {
-        ["namespaces", ns, resource, rest @ ..]
-            if find(resource).is_some_and(|r| r.namespaced) && rest.len() <= 2 =>
-        {
-            let info = find(resource).ok_or_else(|| ApiError::no_route(&path()))?;
-            Ok(target(info, Some(ns), rest.first().copied(), rest.get(1).copied()))
+    // A namespaced resource under `namespaces/<ns>/`, else a resource at the top (which
+    // includes `namespaces/<name>/<subresource>`). Each resource is looked up once.
+    let namespaced = match segments {
+        ["namespaces", ns, resource, rest @ ..] if rest.len() <= 2 => {
+            find(resource).filter(|r| r.namespaced).map(|info| (info, Some(*ns), rest))
         }
-        [resource, rest @ ..] if rest.len() <= 2 => {
+        _ => None,
+    };
+    match (namespaced, segments) {
+        (Some((info, ns, rest)), _) => {
+            Ok(target(info, ns, rest.first().copied(), rest.get(1).copied()))
+        }
+        (None, [resource, rest @ ..]) if rest.len() <= 2 => {
             let info = find(resource).ok_or_else(|| ApiError::no_route(&path()))?;
             Ok(target(info, None, rest.first().copied(), rest.get(1).copied()))
         }
