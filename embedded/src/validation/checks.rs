@@ -111,22 +111,22 @@ pub(crate) struct Pattern {
 pub(crate) type Patterns = HashMap<String, Regex>;
 
 /// `minimum` or `maximum`, with its `exclusive…` flag.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Bound {
     pub(crate) value: f64,
     pub(crate) exclusive: bool,
 }
 
 /// `multipleOf`, positive.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct MultipleOf {
     pub(crate) factor: f64,
     /// The factor when the schema wrote an integer: integers are checked exactly.
     pub(crate) integer: Option<i64>,
 }
 
-/// The numeric keywords of a node.
-#[derive(Debug, Default)]
+/// The numeric keywords of a node, each named after its keyword.
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Limits {
     pub(crate) max_length: Option<u64>,
     pub(crate) min_length: Option<u64>,
@@ -161,20 +161,7 @@ impl Limits {
             maximum: bound("maximum", "exclusiveMaximum"),
             multiple_of,
         };
-        let any = [
-            limits.max_length,
-            limits.min_length,
-            limits.max_items,
-            limits.min_items,
-            limits.max_properties,
-            limits.min_properties,
-        ]
-        .iter()
-        .any(Option::is_some)
-            || limits.minimum.is_some()
-            || limits.maximum.is_some()
-            || limits.multiple_of.is_some();
-        any.then(|| Box::new(limits))
+        (limits != Self::default()).then(|| Box::new(limits))
     }
 }
 

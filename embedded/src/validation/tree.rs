@@ -39,7 +39,7 @@ pub(crate) struct SchemaTree {
 }
 
 /// The branches of a node's `allOf`, `anyOf`, `oneOf` and its `not`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Junctors {
     pub(crate) all_of: Vec<SchemaTree>,
     pub(crate) any_of: Vec<SchemaTree>,
