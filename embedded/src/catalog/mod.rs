@@ -275,6 +275,11 @@ impl ResourceInfo {
         }
     }
 
+    /// Whether this is resource `resource` of `group/version`.
+    pub fn is(&self, group: &str, version: &str, resource: &str) -> bool {
+        self.group == group && self.version == version && self.resource == resource
+    }
+
     /// Whether `api_version` is this resource's [`ResourceInfo::api_version`] (no allocation).
     pub fn is_api_version(&self, api_version: &str) -> bool {
         match api_version.split_once('/') {

@@ -45,19 +45,14 @@ pub struct Served {
 impl Served {
     /// The resource `group/version/resource`, if served.
     pub fn find(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ResourceInfo>> {
-        self.resources
-            .iter()
-            .find(|r| r.group == group && r.version == version && r.resource == resource)
-            .cloned()
+        self.resources.iter().find(|r| r.is(group, version, resource)).cloned()
     }
 
     /// The schema validator of a custom resource version.
     pub fn validator(&self, info: &ResourceInfo) -> Option<Arc<SchemaValidator>> {
         self.validators
             .iter()
-            .find(|(r, _)| {
-                r.group == info.group && r.version == info.version && r.resource == info.resource
-            })
+            .find(|(r, _)| r.is(&info.group, &info.version, &info.resource))
             .map(|(_, validator)| validator.clone())
     }
 
@@ -124,11 +119,7 @@ impl Registry {
             };
             let deleting = crd.metadata.deletion_timestamp.is_some();
             for mut info in ResourceInfo::from_crd(&crd) {
-                if resources.iter().any(|r| {
-                    r.group == info.group
-                        && r.version == info.version
-                        && r.resource == info.resource
-                }) {
+                if resources.iter().any(|r| r.is(&info.group, &info.version, &info.resource)) {
                     continue;
                 }
                 if deleting {
