@@ -15,10 +15,9 @@ use kube_cel::{
 use serde_json::{Map, Value};
 
 use super::errors::{Bad, FieldError, duplicate, forbidden, invalid, required};
-use super::list_type::key_of;
+use super::list_type::{ListType, key_of};
 use super::schema::{
-    FieldPath, additional_schema, branches, canonical, child, items, json_type, list_map_keys,
-    list_type, properties, type_of,
+    FieldPath, additional_schema, branches, canonical, child, items, json_type, properties, type_of,
 };
 
 thread_local! {
@@ -252,8 +251,10 @@ fn build(schema: &Value, path: &str, compile_errors: &mut Vec<FieldError>) -> Op
     if compiled.is_none() && children.is_empty() && item_node.is_none() && additional.is_none() {
         return None;
     }
-    let map_keys =
-        if list_type(schema) == Some("map") { list_map_keys(schema) } else { Vec::new() };
+    let map_keys = match ListType::of(schema) {
+        Some(ListType::Map(keys)) => keys,
+        _ => Vec::new(),
+    };
     Some(CelNode {
         compiled,
         schema_type,
