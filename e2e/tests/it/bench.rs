@@ -226,8 +226,11 @@ fn benchmark_measures_a_model_again_and_prints_the_new_figure() {
     // The first benchmark runs once the model is Ready.
     let tps = || k.jsonpath("modeldeployment", "qwen", "{.status.tokensPerSecond}");
     eventually(60, "the first figure", || !tps().is_empty());
+    // What this test checks is that the figure follows the server from 400 to 200 tokens/s;
+    // the accuracy of one measurement is the other tests' subject, so a 10 % margin keeps a
+    // busy machine's scheduling delays out of it.
     let first: f64 = tps().parse().unwrap();
-    assert!(within(first, 400.0, 5.0), "{first}");
+    assert!(within(first, 400.0, 10.0), "{first}");
 
     server.behaviour().rate.set(200.0);
     let kubeconfig = k.data_dir().join("kubeconfig");
@@ -249,9 +252,9 @@ fn benchmark_measures_a_model_again_and_prints_the_new_figure() {
     let last = stdout.lines().last().unwrap();
     let figure: f64 =
         last.strip_prefix("qwen: ").and_then(|f| f.strip_suffix("/s")).unwrap().parse().unwrap();
-    assert!(within(figure, 200.0, 5.0), "{stdout}");
+    assert!(within(figure, 200.0, 10.0), "{stdout}");
     let now: f64 = tps().parse().unwrap();
-    assert!(within(now, 200.0, 5.0), "{now}");
+    assert!(within(now, 200.0, 10.0), "{now}");
 
     // Unknown names fail clearly.
     let output = Command::new(keelson_e2e::keelson_binary())
