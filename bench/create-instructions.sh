@@ -29,13 +29,8 @@ done
 
 # Prints the instructions per create of one binary.
 instructions_per_create() { # binary run-name
-  local binary=$1 run=$2 data="$work/$2"
-  mkdir -p "$data"
-  valgrind --tool=callgrind --callgrind-out-file="$work/$run.out" \
-    "$binary" up --no-controllers --bind 127.0.0.1:0 --data-dir "$data" >"$work/$run.log" 2>&1 &
-  server_pid=$!
-  wait_ready "$binary" "$data" "$work/$run.log"
-  create 3 warm >/dev/null
+  local binary=$1 run=$2
+  start_server "$run" valgrind --tool=callgrind --callgrind-out-file="$work/$run.out" "$binary"
   # Two measured runs, a short and a long one: the difference of their counts leaves out what
   # every run costs whatever its length (16 TLS handshakes, about 5 M instructions each).
   local dumps=0 totals=() counts=()
@@ -45,10 +40,7 @@ instructions_per_create() { # binary run-name
     report=$(create "$length" "run$length")
     callgrind_control --dump "$server_pid" >/dev/null 2>&1
     dumps=$((dumps + 1))
-    if grep -q Non-2xx <<<"$report"; then
-      echo "some creates failed: $report" >&2
-      exit 1
-    fi
+    check_created "$report"
     counts+=("$(awk '/requests in/ {print $1}' <<<"$report")")
     totals+=("$(callgrind_annotate "$work/$run.out.$dumps" 2>/dev/null |
       awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')")

@@ -27,18 +27,10 @@ done
 
 # Prints the creates per second of one binary.
 creates_per_second() { # binary run-name
-  local binary=$1 data="$work/$2"
-  mkdir -p "$data"
-  "$binary" up --no-controllers --bind 127.0.0.1:0 --data-dir "$data" >"$work/$2.log" 2>&1 &
-  server_pid=$!
-  wait_ready "$binary" "$data" "$work/$2.log"
+  start_server "$2" "$1"
   local report
-  create 3 warm >/dev/null
   report=$(create "$seconds" measured)
-  if grep -q Non-2xx <<<"$report"; then
-    echo "some creates failed: $report" >&2
-    exit 1
-  fi
+  check_created "$report"
   stop_server
   rm -rf "$data"
   awk '/Requests\/sec/ {print $2}' <<<"$report"

@@ -25,9 +25,32 @@ wait_ready() { # binary data log
   url="$server/apis/workflows.keelson.dev/v1alpha1/namespaces/default/agents"
 }
 
-# Creates Agents from 16 connections for `seconds`, named after `prefix`; prints wrk's report.
+# Starts `<command> up --no-controllers` on a fresh data directory `$work/<run>` (`data`), with
+# its log in `$work/<run>.log`, waits until it serves, then warms it up with 3 s of creates.
+# `command` is the keelson binary, or a launcher and its arguments followed by it.
+start_server() { # run command...
+  local run=$1
+  shift
+  data="$work/$run"
+  mkdir -p "$data"
+  "$@" up --no-controllers --bind 127.0.0.1:0 --data-dir "$data" >"$work/$run.log" 2>&1 &
+  server_pid=$!
+  wait_ready "${*: -1}" "$data" "$work/$run.log"
+  create 3 warm >/dev/null
+}
+
+# Exits showing wrk's `report` if any of its creates failed.
+check_created() { # report
+  if grep -q Non-2xx <<<"$1"; then
+    echo "some creates failed: $1" >&2
+    exit 1
+  fi
+}
+
+# Creates Agents from 16 connections for `seconds`, named after `prefix`; prints wrk's report
+# with its latency distribution.
 create() { # seconds prefix
-  wrk -t2 -c16 -d"$1s" -H "Authorization: Bearer $token" -s "$here/create-agents.lua" "$url" -- "$2"
+  wrk -t2 -c16 -d"$1s" --latency -H "Authorization: Bearer $token" -s "$here/create-agents.lua" "$url" -- "$2"
 }
 
 # Stops the server started as `server_pid`.

@@ -17,14 +17,14 @@ use std::time::Duration;
 use futures::FutureExt;
 use serde_json::{Value, json};
 
-use crate::catalog::{ResourceInfo, builtin_resource};
+use crate::catalog::ResourceInfo;
 use crate::storage::{Entry, Event, EventType, Snapshot, Store, StoreError, WriteOp};
 
 use super::admission::CRD_CLEANUP_FINALIZER;
 use super::namespace_conditions::{Condition, conditions, render, shown};
 use super::objects::{finalizers, meta_str, now_rfc3339, ready_to_remove};
 use super::paths::resource_prefix;
-use super::registry::{CRD_PREFIX, Registry};
+use super::registry::{CRD_PREFIX, Registry, instances_prefix};
 use super::write::{Propagation, delete_entry};
 
 /// The longest wait before another pass while passes keep finding work (the wait doubles from
@@ -222,17 +222,6 @@ pub(crate) fn plan(items: &[Item<'_>]) -> Vec<Action> {
     actions
 }
 
-/// The storage prefix of a CRD's custom resources; none for a CRD naming a built-in resource,
-/// which the server never served through it.
-fn instances_prefix(crd: &Value) -> Option<String> {
-    let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
-    let plural = crd.pointer("/spec/names/plural").and_then(Value::as_str)?;
-    if group.is_empty() || plural.is_empty() || builtin_resource(group, plural).is_some() {
-        return None;
-    }
-    Some(format!("/{group}/{plural}/"))
-}
-
 /// Whether a change can give the collector work: a deletion, an object being deleted, or an
 /// object with owners (which may be gone). Other writes give it none.
 fn interesting(event: &Event) -> bool {
@@ -317,7 +306,13 @@ async fn pass(store: &Store, registry: &Registry) -> bool {
     };
     let mut crds_changed = false;
     for action in actions {
-        crds_changed |= action.key().starts_with(CRD_PREFIX);
+        let on_crd = action.key().starts_with(CRD_PREFIX);
+        if on_crd {
+            // A CRD the collector lets go of has no custom resources left: refreshing first
+            // withdraws them before the CRD goes (see `Registry::refresh`).
+            registry.refresh(store);
+        }
+        crds_changed |= on_crd;
         // Failures (a conflict with another writer, an object already gone) are retried by the
         // next pass from fresh state.
         let _ = act(store, &info_of, action).await;

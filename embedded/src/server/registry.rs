@@ -9,7 +9,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::catalog::{ResourceInfo, builtin_resources};
+use crate::catalog::{ResourceInfo, builtin_resource, builtin_resources};
 use crate::storage::Store;
 use crate::validation::SchemaValidator;
 
@@ -106,18 +106,28 @@ impl Registry {
     /// Rebuilds the view from the built-ins and the CRDs in `store`. CRDs whose names are not
     /// accepted (e.g. a plural another CRD already serves) are left out. A CRD being deleted
     /// stays served without `create`, `update` and `patch` in its discovery verbs, as upstream
-    /// shows it.
+    /// shows it, until its last custom resource is gone: from then on nothing can be served
+    /// through it, and withdrawing it before the CRD itself goes means that a client who saw the
+    /// CRD gone is never served its resources.
     pub fn refresh(&self, store: &Store) {
         let mut resources: Vec<Arc<ResourceInfo>> =
             builtin_resources().into_iter().map(Arc::new).collect();
         let mut validators = Vec::new();
-        for entry in store.list(CRD_PREFIX).entries() {
+        let everything = store.list("/");
+        for entry in everything.scoped(CRD_PREFIX).entries() {
             let Ok(crd) =
                 serde_json::from_value::<CustomResourceDefinition>(Value::clone(&entry.object))
             else {
                 continue;
             };
             let deleting = crd.metadata.deletion_timestamp.is_some();
+            let emptied = || {
+                instances_prefix(&entry.object)
+                    .is_none_or(|prefix| everything.scoped(&prefix).entries().next().is_none())
+            };
+            if deleting && emptied() {
+                continue;
+            }
             for mut info in ResourceInfo::from_crd(&crd) {
                 if resources.iter().any(|r| r.is(&info.group, &info.version, &info.resource)) {
                     continue;
@@ -137,5 +147,55 @@ impl Registry {
             *inner = served;
         }
         self.replaced.send_replace(());
+    }
+}
+
+/// The storage prefix of a CRD's custom resources; none for a CRD naming a built-in resource,
+/// which the server never serves through it.
+pub(crate) fn instances_prefix(crd: &Value) -> Option<String> {
+    let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
+    let plural = crd.pointer("/spec/names/plural").and_then(Value::as_str)?;
+    if group.is_empty() || plural.is_empty() || builtin_resource(group, plural).is_some() {
+        return None;
+    }
+    Some(format!("/{group}/{plural}/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::catalog::tests::widget_crd;
+    use crate::storage::{StoreConfig, WriteOp};
+
+    #[tokio::test]
+    async fn a_crd_being_deleted_is_served_without_create_until_its_last_resource_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(StoreConfig::new(dir.path().join("db"))).await.unwrap();
+        let mut crd = serde_json::to_value(widget_crd()).unwrap();
+        crd["metadata"]["deletionTimestamp"] = json!("2026-11-29T00:00:00Z");
+        let crd_key = format!("{CRD_PREFIX}modeldeployments.serving.keelson.dev");
+        store.write(WriteOp::Create { key: crd_key, object: crd }).await.unwrap();
+        let instance = "/serving.keelson.dev/modeldeployments/default/m".to_owned();
+        let object = json!({"metadata": {"name": "m", "namespace": "default"}});
+        let created = store.write(WriteOp::Create { key: instance.clone(), object }).await.unwrap();
+        let registry = Registry::default();
+        let verbs = |registry: &Registry| {
+            let served = registry.served();
+            served
+                .find("serving.keelson.dev", "v1alpha1", "modeldeployments")
+                .map(|info| info.verbs.clone())
+        };
+
+        registry.refresh(&store);
+        let left = verbs(&registry).expect("served while a resource is left");
+        assert!(!left.iter().any(|v| v == "create"), "{left:?}");
+
+        let expected_revision = created.revision;
+        store.write(WriteOp::Delete { key: instance, expected_revision }).await.unwrap();
+        registry.refresh(&store);
+        assert_eq!(verbs(&registry), None, "withdrawn before the CRD itself goes");
+        store.shutdown().await;
     }
 }

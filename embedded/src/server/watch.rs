@@ -142,15 +142,10 @@ pub(crate) async fn watch(state: &ApiState, request: ResourceRequest) -> ApiResu
         let mut last_revision = after;
         loop {
             let line = tokio::select! {
+                // In this order: events already committed are sent before a replaced view ends
+                // the watch.
+                biased;
                 _ = &mut deadline => return,
-                // Its CRD is gone: the watch ends, as upstream tears down a CRD's storage.
-                Ok(()) = replacements.changed() => {
-                    if registry.served().find(&info.group, &info.version, &info.resource).is_none() {
-                        return;
-                    }
-                    None
-                }
-                _ = bookmarks.tick(), if query.allow_bookmarks => Some(renderer.bookmark(last_revision, false)),
                 next = watch.next() => match next {
                     None => return,
                     Some(Err(StoreError::Compacted { requested, oldest })) => {
@@ -174,6 +169,14 @@ pub(crate) async fn watch(state: &ApiState, request: ResourceRequest) -> ApiResu
                         kind.map(|kind| renderer.line(kind, &object))
                     }
                 },
+                // Its CRD is gone: the watch ends, as upstream tears down a CRD's storage.
+                Ok(()) = replacements.changed() => {
+                    if registry.served().find(&info.group, &info.version, &info.resource).is_none() {
+                        return;
+                    }
+                    None
+                }
+                _ = bookmarks.tick(), if query.allow_bookmarks => Some(renderer.bookmark(last_revision, false)),
             };
             if let Some(line) = line
                 && tx.send(Ok(line)).await.is_err()

@@ -1,12 +1,15 @@
-//! SQLite layout of the revision log: schema, loading at open, group commit, compaction.
+//! SQLite layout of the revision log: ownership, schema, loading at open, group commit,
+//! compaction.
 //!
 //! `log` holds one row per revision. `prev_revision` points at the key's previous live row (0
 //! after a creation), so compaction can find superseded rows without an index on `key`.
 //! `meta.compacted` records the compaction point: every row above it is kept.
 
 use std::collections::{HashMap, VecDeque};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value;
@@ -29,14 +32,6 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 ";
 
-/// WAL pages (4 KiB each) after which a commit checkpoints the WAL into the database: ten
-/// times SQLite's default. A checkpoint runs inside the commit that reaches the mark and
-/// `fsync`s both files, so with the default a stream of creates stalled the single writer
-/// every few hundred writes (measured: 22 % less CPU in the writer per create, 10 % more
-/// creates/s). The WAL (at most ~40 MiB) is read back only when opening after a crash, which
-/// it slows by up to ~0.1 s.
-const WAL_CHECKPOINT_PAGES: i64 = 10_000;
-
 /// A row to append.
 pub(crate) struct Row {
     pub(crate) revision: u64,
@@ -56,30 +51,57 @@ pub(crate) struct Loaded {
     pub(crate) history: VecDeque<HistoryEvent>,
 }
 
-/// Opens the database and rebuilds the current state and the history above the compaction point.
-pub(crate) fn open(path: &Path) -> Result<(Connection, Loaded), StoreError> {
+/// How long a second opener waits for the owner's lock (a previous owner may still be closing).
+const CLAIM_PATIENCE: Duration = Duration::from_secs(1);
+
+/// Claims the database at `path` for this process: an exclusive lock on `<path>.lock`, held
+/// while the returned file is open. One process owns the database, as a second store on it
+/// would reuse revisions; the lock is a file of its own so that the checkpointer can open a
+/// second connection, which SQLite's exclusive locking mode would refuse.
+pub(crate) fn claim(path: &Path) -> Result<File, StoreError> {
+    let mut lock_path = path.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let file = OpenOptions::new().create(true).truncate(false).write(true).open(lock_path)?;
+    let deadline = Instant::now() + CLAIM_PATIENCE;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(TryLockError::WouldBlock) => {
+                return Err(StoreError::InUse { path: path.to_owned() });
+            }
+            Err(TryLockError::Error(error)) => return Err(error.into()),
+        }
+    }
+}
+
+/// How long a statement waits for a lock the process's other connection holds. Other processes
+/// never get this far (see [`claim`]), and the write gate pauses the writer while the
+/// checkpointer restarts the WAL, so this is a safeguard rather than an expected wait.
+const BUSY_PATIENCE: Duration = Duration::from_secs(1);
+
+/// Opens a connection to the database at `path` (claimed by this process) in WAL mode.
+pub(crate) fn connect(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
-    // A second opener waits this long (a previous owner may still be closing), then fails.
-    conn.busy_timeout(std::time::Duration::from_secs(1))?;
-    let in_use = |error: rusqlite::Error| match error.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::DatabaseBusy) => StoreError::InUse { path: path.to_owned() },
-        _ => error.into(),
-    };
-    // One process owns the file: a second store on it would reuse revisions. With EXCLUSIVE
-    // locking set before entering WAL, the WAL index lives in heap memory and the lock is held
-    // for the life of the connection.
-    conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
-    conn.pragma_update(None, "journal_mode", "WAL").map_err(in_use)?;
+    conn.busy_timeout(BUSY_PATIENCE)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
     // Durability: in WAL mode with synchronous=NORMAL, a commit has written its frames to the
     // WAL file (into the OS page cache) before it returns, and only checkpoints fsync. A write
     // acknowledged to a client therefore survives `kill -9` of this process; only an OS crash or
     // power loss can lose the latest commits, and the database stays consistent even then.
-    conn.pragma_update(None, "synchronous", "NORMAL").map_err(in_use)?;
-    conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)?;
-    // Take the write lock now so a second opener fails here instead of at its first write.
-    conn.execute_batch("BEGIN IMMEDIATE;").map_err(in_use)?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    Ok(conn)
+}
+
+/// Opens the writer's connection to the database (claimed by this process) and rebuilds the
+/// current state and the history above the compaction point.
+pub(crate) fn open(path: &Path) -> Result<(Connection, Loaded), StoreError> {
+    let conn = connect(path)?;
+    // Commits never checkpoint: the checkpointer does, on its own thread and connection.
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     conn.execute_batch(SCHEMA)?;
-    conn.execute_batch("COMMIT;")?;
 
     let compacted = conn
         .query_row("SELECT value FROM meta WHERE name = 'compacted'", [], |row| row.get(0))

@@ -2,11 +2,13 @@
 //!
 //! Every write gets the next global revision (starting at 1), which becomes the object's
 //! `metadata.resourceVersion`. One writer thread owns the SQLite connection and commits queued
-//! writes in groups (one transaction per batch). Reads never touch SQLite: `get` and `list` are
-//! served from a persistent ordered map published through an [`arc_swap::ArcSwap`], so a list is
-//! an O(1) snapshot at one revision. Watches replay an in-memory history of recent events and then
-//! follow live writes; compaction bounds that history and the log.
+//! writes in groups (one transaction per batch); a checkpointer thread copies the WAL into the
+//! database beside it. Reads never touch SQLite: `get` and `list` are served from a persistent
+//! ordered map published through an [`arc_swap::ArcSwap`], so a list is an O(1) snapshot at one
+//! revision. Watches replay an in-memory history of recent events and then follow live writes;
+//! compaction bounds that history and the log.
 
+mod checkpoint;
 mod contents;
 mod db;
 mod live;
@@ -241,6 +243,8 @@ pub(crate) struct Metrics {
     pub(crate) transactions: AtomicU64,
     /// Writes committed.
     pub(crate) writes: AtomicU64,
+    /// WAL pages the committed writes took, estimated from their size (the checkpointer's cue).
+    pub(crate) wal_pages: AtomicU64,
     /// Compactions performed.
     pub(crate) compactions: AtomicU64,
     /// Requests the writer has taken off the queue.
@@ -252,7 +256,8 @@ pub(crate) struct Shared {
     pub(crate) state: ArcSwap<State>,
     pub(crate) history: RwLock<History>,
     pub(crate) metrics: Metrics,
-    /// Held by the writer while it handles a batch; tests hold it to queue writes up.
+    /// Held by the writer while it handles a batch; the checkpointer holds it to pause the
+    /// writer, tests to queue writes up.
     pub(crate) write_gate: Mutex<()>,
 }
 

@@ -693,6 +693,36 @@ async fn a_second_store_cannot_open_the_same_file() {
 }
 
 #[tokio::test]
+async fn the_checkpointer_keeps_the_wal_short_under_a_stream_of_writes() {
+    let dir = TempDir::new().unwrap();
+    let config = config(&dir);
+    let store = Store::open(config.clone()).await.unwrap();
+    let mut wal = config.path.clone().into_os_string();
+    wal.push("-wal");
+    let wal_size = || std::fs::metadata(&wal).map_or(0, |m| m.len());
+    // One write per transaction, each at least one page of WAL, for long enough that the
+    // checkpointer passes several times.
+    let started = std::time::Instant::now();
+    let mut writes = 0;
+    while started.elapsed() < Duration::from_secs(2) {
+        create(&store, &format!("/w/{writes}"), writes).await;
+        writes += 1;
+    }
+    let appended = writes * writer::PAGE_BYTES;
+    assert!(wal_size() > 0, "the store is in WAL mode");
+    assert!(
+        wal_size() < appended / 2,
+        "the WAL grew to {} bytes for {writes} writes (restarts every {} pages)",
+        wal_size(),
+        checkpoint::WAL_RESTART_PAGES
+    );
+    store.shutdown().await;
+    assert_eq!(wal_size(), 0, "closing checkpoints and removes the WAL");
+    let store = Store::open(config).await.unwrap();
+    assert_eq!(store.list("/w/").len() as u64, writes);
+}
+
+#[tokio::test]
 async fn watch_as_stream() {
     use futures::StreamExt;
     let dir = TempDir::new().unwrap();

@@ -10,11 +10,15 @@ use rusqlite::Connection;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::checkpoint::Checkpointer;
 use super::db::{self, Row};
 use super::{
     Contents, Entry, Event, EventType, History, HistoryEvent, Live, Metrics, Request, Shared,
     State, StoreConfig, StoreError, WriteOp, Written,
 };
+
+/// SQLite's page size: a transaction writes at least one page of WAL, more for bigger rows.
+pub(super) const PAGE_BYTES: u64 = 4096;
 
 /// Consider compacting after this many committed batches...
 const COMPACT_EVERY_BATCHES: u32 = 64;
@@ -44,7 +48,8 @@ pub(crate) fn run(
     stopped: tokio::sync::watch::Sender<bool>,
 ) {
     let mut guard = StopGuard { shared: None, stopped };
-    let (conn, loaded) = match db::open(&config.path) {
+    let opened = db::claim(&config.path).and_then(|owner| Ok((owner, db::open(&config.path)?)));
+    let (_owner, (conn, loaded)) = match opened {
         Ok(opened) => opened,
         Err(error) => {
             let _ = ready.send(Err(error));
@@ -70,7 +75,15 @@ pub(crate) fn run(
         write_gate: std::sync::Mutex::new(()),
     });
     guard.shared = Some(shared.clone());
+    let checkpointer = match Checkpointer::start(&config.path, shared.clone()) {
+        Ok(checkpointer) => checkpointer,
+        Err(error) => {
+            let _ = ready.send(Err(error));
+            return;
+        }
+    };
     if ready.send(Ok(shared.clone())).is_err() {
+        checkpointer.stop();
         return;
     }
     let mut writer = Writer {
@@ -84,7 +97,9 @@ pub(crate) fn run(
         last_compaction: Instant::now(),
     };
     writer.run(requests);
-    // Closing the connection checkpoints the WAL; on failure, dropping it closes it anyway.
+    checkpointer.stop();
+    // Closing the last connection checkpoints the WAL and removes it; on failure, dropping it
+    // closes it anyway. The claim on the file ends after, when `_owner` is dropped.
     if let Err((_, error)) = writer.conn.close() {
         tracing::warn!(%error, "closing the store database failed");
     }
@@ -201,6 +216,8 @@ impl Writer {
         let metrics = &self.shared.metrics;
         metrics.transactions.fetch_add(1, Ordering::Relaxed);
         metrics.writes.fetch_add(applied.len() as u64, Ordering::Relaxed);
+        let bytes: usize = applied.iter().map(|(write, _)| write.row.value.len()).sum();
+        metrics.wal_pages.fetch_add(1 + bytes as u64 / PAGE_BYTES, Ordering::Relaxed);
         let state = Arc::new(State { revision, contents });
         self.shared.state.store(state.clone());
         self.current = state;
