@@ -13,8 +13,7 @@ fn main() -> anyhow::Result<()> {
     // must start fast and do nothing else.
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some(supervisor::SUBCOMMAND) {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        std::process::exit(runtime.block_on(supervisor::main(&args[1..])));
+        std::process::exit(supervisor::main(&args[1..]));
     }
     let cli = keelson::cli::Cli::parse();
     keelson::telemetry::init(cli.log_format);

@@ -200,7 +200,7 @@ fn process_pods_deleted_while_they_start_leave_no_process_behind() {
     let marker = format!("KEELSON_TEST_RUN={}-{}", std::process::id(), "late-start");
     let (name, value) = marker.split_once('=').unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
+    let left = runtime.block_on(async {
         let pods: Api<Pod> = Api::default_namespaced(keelson_e2e::client(&k.data_dir()).await);
         // Each pod is deleted a little later than the one before, so that some deletions land
         // while the local node starts the pod's process.
@@ -225,21 +225,26 @@ fn process_pods_deleted_while_they_start_leave_no_process_behind() {
         }
         // Stopped by its SIGTERM, each goes well within its 30 s grace period, even one
         // deleted while its supervisor started.
-        let mut left = usize::MAX;
+        let mut left = Vec::new();
         for _ in 0..150 {
-            left = pods.list(&Default::default()).await.unwrap().items.len();
-            if left == 0 {
+            left = pods.list(&Default::default()).await.unwrap().items;
+            if left.is_empty() {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        assert_eq!(left, 0, "every pod goes within 15 s");
+        left
     });
     // A process that outlived its pod would be running by now.
     std::thread::sleep(std::time::Duration::from_secs(1));
-    let leaked = processes_with_env(&marker);
-    for pid in &leaked {
+    let running: Vec<_> = processes_with_env(&marker)
+        .into_iter()
+        .map(|pid| (pid, std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default()))
+        .collect();
+    for (pid, _) in &running {
         let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
     }
-    assert!(leaked.is_empty(), "processes outlived their pods: {leaked:?}");
+    let shown: Vec<_> = left.iter().map(|pod| (&pod.metadata, &pod.status)).collect();
+    assert!(left.is_empty(), "every pod goes within 15 s; left: {shown:#?}; running: {running:?}");
+    assert!(running.is_empty(), "processes outlived their pods: {running:?}");
 }

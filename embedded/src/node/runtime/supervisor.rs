@@ -8,9 +8,8 @@
 //! the program keeps running and logging; the next `keelson up` adopts it and reads how it
 //! ended from the record, so a Job's attempt is neither lost nor run twice.
 //!
-//! The supervisor ignores SIGTERM, SIGINT and SIGHUP (handled, not ignored, so the program
-//! keeps their default dispositions): the kubelet signals the whole process group, and the
-//! supervisor must outlive the program to record its end. A program on a terminal leads a
+//! SIGTERM, SIGINT and SIGHUP do not end the supervisor (see [`Stops`]): the kubelet signals
+//! the whole process group, and the supervisor must outlive the program to record its end. A program on a terminal leads a
 //! session (and so a process group) of its own: the supervisor passes those signals on to it.
 //! After the program exits and its output is drained, the supervisor kills what is left of its
 //! groups, itself included.
@@ -22,7 +21,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use rustix::process::{Pid, Signal, getpgrp, kill_process, kill_process_group};
+use nix::sys::signal::{SigSet, Signal, kill, killpg};
+use nix::unistd::{Pid, getpgrp};
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncRead;
 use tokio::process::{Child, Command};
@@ -98,7 +98,7 @@ pub fn read_record(path: &Path) -> Option<ExitRecord> {
 
 /// Runs the supervisor with the arguments after [`SUBCOMMAND`]; returns the exit code to end
 /// with if the final group kill did not end it first.
-pub async fn main(args: &[String]) -> i32 {
+pub fn main(args: &[String]) -> i32 {
     const USAGE: &str =
         "[--stdin] [--stdin-once] [--tty] <log> <exit record> -- <program> [args...]";
     let (console, args) = console_flags(args);
@@ -110,48 +110,67 @@ pub async fn main(args: &[String]) -> i32 {
         eprintln!("usage: keelson {SUBCOMMAND} {USAGE}");
         return 2;
     }
-    let stops = match Stops::handle() {
-        Ok(stops) => stops,
+    // Before the runtime starts a thread, so that every thread inherits the blocked signals.
+    let stops = Stops::block().unwrap_or_else(|error| {
+        eprintln!("keelson {SUBCOMMAND}: cannot handle the stop signals: {error}");
+        Stops::default()
+    });
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("keelson {SUBCOMMAND}: cannot handle signals: {error}");
-            Stops::default()
+            eprintln!("keelson {SUBCOMMAND}: cannot start: {error}");
+            return 1;
         }
     };
-    let record = supervise(Path::new(log), console, program, rest, &stops).await;
+    let record = runtime.block_on(supervise(Path::new(log), console, program, rest, &stops));
     if let Err(error) = write_record(Path::new(record_file), &record) {
         eprintln!("keelson {SUBCOMMAND}: cannot write the exit record: {error}");
     }
     // What the program left in its group goes with it, as in a container, and so does this
     // supervisor now that the record is written.
-    let _ = kill_process_group(getpgrp(), Signal::KILL);
+    let _ = killpg(getpgrp(), Signal::SIGKILL);
     record.exit_code
 }
 
-/// The signals the kubelet and a terminal stop a program with, as tokio names them and as they
-/// are sent on.
-const STOP_SIGNALS: [(SignalKind, Signal); 3] = [
-    (SignalKind::terminate(), Signal::TERM),
-    (SignalKind::interrupt(), Signal::INT),
-    (SignalKind::hangup(), Signal::HUP),
-];
+/// The signals the kubelet and a terminal stop a program with.
+const STOP_SIGNALS: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
 
-/// The stop signals the supervisor has received, each noted by its signal handler itself (not
-/// by a task that runs later), so a check made at any moment sees every signal that arrived
-/// before it.
+/// The stop signals the supervisor has received, each noted by its handler. They are blocked
+/// in the supervisor's threads except in the one starting the program, while it does: one sent
+/// while they are blocked waits for the unblocking, one sent then can only go to that thread,
+/// and either way its handler runs on that thread before it goes on. So once the program has
+/// started, every stop signal sent before the program joined the process group the kubelet
+/// signals has been noted. (With the signals unblocked in other threads too, a handler could
+/// run on one of them after the check, and the signal would reach neither the program nor the
+/// check: the program would run until the kubelet's grace period ran out.) Handled rather than
+/// ignored, so the program starts with their default dispositions.
 #[derive(Default)]
 pub struct Stops(Vec<(Signal, Arc<AtomicBool>)>);
 
 impl Stops {
-    /// Handles the stop signals (SIGTERM, SIGINT, SIGHUP) from now on: handled rather than
-    /// ignored, so the program starts with their default dispositions.
-    pub fn handle() -> std::io::Result<Self> {
+    /// Handles the stop signals from now on and blocks them in the calling thread, and so in
+    /// every thread it starts: call it before any other thread starts.
+    pub fn block() -> std::io::Result<Self> {
         let mut noted = Vec::new();
-        for (_, sent) in STOP_SIGNALS {
+        for sent in STOP_SIGNALS {
             let flag = Arc::new(AtomicBool::new(false));
-            signal_hook::flag::register(sent.as_raw(), flag.clone())?;
+            signal_hook::flag::register(sent as i32, flag.clone())?;
             noted.push((sent, flag));
         }
+        stop_signals().thread_block()?;
         Ok(Self(noted))
+    }
+
+    /// Runs `start` with the stop signals unblocked in this thread, so that a program it starts
+    /// has none blocked; one that was pending is noted as they are unblocked.
+    fn unblocked<T>(&self, start: impl FnOnce() -> T) -> T {
+        if self.0.is_empty() {
+            return start();
+        }
+        let _ = stop_signals().thread_unblock();
+        let started = start();
+        let _ = stop_signals().thread_block();
+        started
     }
 
     /// The first stop signal received so far, if any.
@@ -159,17 +178,45 @@ impl Stops {
         self.0.iter().find(|(_, flag)| flag.load(Ordering::SeqCst)).map(|(sent, _)| *sent)
     }
 
-    /// Passes a stop received by now on to the just started `child`. One that arrived while it
-    /// was being started reached only the supervisor, or the child before it ran its program
-    /// (still under the supervisor's handlers): without this, the program would run until the
-    /// kubelet's grace period ran out. One that arrived just after the start reaches the
-    /// program twice, which stops it all the same.
+    /// Passes a stop received by now on to the just started `child`. One sent before the child
+    /// joined the group reached only the supervisor: without this, the program would run until
+    /// the kubelet's grace period ran out. One sent just after reaches the program twice, which
+    /// stops it all the same.
     fn pass_on(&self, child: &Child) {
-        let pid = child.id().and_then(|pid| Pid::from_raw(pid as i32));
-        if let (Some(sent), Some(pid)) = (self.received(), pid) {
-            let _ = kill_process(pid, sent);
+        if let (Some(sent), Some(pid)) = (self.received(), pid_of(child)) {
+            let _ = kill(pid, sent);
         }
     }
+
+    /// Passes every stop signal received from now on to `group`: a program on a terminal leads
+    /// a group of its own, which the kubelet's signals miss. Called after [`Stops::pass_on`], on
+    /// the thread that started the program, which unblocks the signals for good.
+    async fn forward(&self, group: Pid) -> std::convert::Infallible {
+        let streams: Vec<_> = STOP_SIGNALS
+            .into_iter()
+            .filter_map(|sent| Some((sent, signal(SignalKind::from_raw(sent as i32)).ok()?)))
+            .collect();
+        if !self.0.is_empty() {
+            let _ = stop_signals().thread_unblock();
+        }
+        let forwards = streams.into_iter().map(|(sent, mut stream)| async move {
+            while stream.recv().await.is_some() {
+                let _ = killpg(group, sent);
+            }
+        });
+        futures::future::join_all(forwards).await;
+        std::future::pending().await
+    }
+}
+
+/// The process id of `child`, unless it has been reaped.
+fn pid_of(child: &Child) -> Option<Pid> {
+    child.id().and_then(|pid| i32::try_from(pid).ok()).map(Pid::from_raw)
+}
+
+/// [`STOP_SIGNALS`] as a signal set.
+fn stop_signals() -> SigSet {
+    STOP_SIGNALS.into_iter().collect()
 }
 
 /// Runs `program` with `args` as `console` says, copying its output into a new log at `log`
@@ -193,12 +240,14 @@ pub async fn supervise(
     // Bound before the program starts, so a client never finds it running but unattachable.
     let listener = attach::listen(log);
     let output = attach::output_channel();
-    if let Some(sent) = stops.received() {
-        return stopped_before_start(sent);
-    }
-    let Started { mut child, outputs, input } = match start(program, args, console, &output) {
-        Ok(started) => started,
-        Err(error) => {
+    let started = stops.unblocked(|| match stops.received() {
+        Some(sent) => Err(sent),
+        None => Ok(start(program, args, console, &output)),
+    });
+    let Started { mut child, outputs, input } = match started {
+        Err(sent) => return stopped_before_start(sent),
+        Ok(Ok(started)) => started,
+        Ok(Err(error)) => {
             let (message, code) = super::process::spawn_failure_message(program, &error);
             // The failure is recorded even if the log cannot take it.
             let _ = writer.write_line(LogStream::Stderr, message.as_bytes()).await;
@@ -206,9 +255,7 @@ pub async fn supervise(
         }
     };
     stops.pass_on(&child);
-    // A program on a terminal leads a group of its own, which the kubelet's signals miss.
-    let own_group = child.id().filter(|_| console.tty).and_then(|pid| Pid::from_raw(pid as i32));
-    let forwarding: Vec<_> = own_group.map(forward_signals).unwrap_or_default();
+    let own_group = pid_of(&child).filter(|_| console.tty);
     let (ended, end) = tokio::sync::oneshot::channel::<()>();
     // Without a listener nobody can attach: the input, if any, ends at once.
     let serving = listener.ok().map(|listener| {
@@ -222,7 +269,13 @@ pub async fn supervise(
         let copies = outputs.into_iter().map(|(stream, reader)| writer.copy_lines(stream, reader));
         futures::future::join_all(copies).await;
     });
-    let status = child.wait().await;
+    let status = match own_group {
+        Some(group) => tokio::select! {
+            status = child.wait() => status,
+            never = stops.forward(group) => match never {},
+        },
+        None => child.wait().await,
+    };
     let finished_at = Timestamp::now();
     if tokio::time::timeout(DRAIN_TIMEOUT, &mut capture).await.is_err() {
         capture.abort();
@@ -232,11 +285,8 @@ pub async fn supervise(
         // A client that does not read its output holds the supervisor up only so long.
         let _ = tokio::time::timeout(DRAIN_TIMEOUT, serving).await;
     }
-    for task in forwarding {
-        task.abort();
-    }
     if let Some(group) = own_group {
-        let _ = kill_process_group(group, Signal::KILL);
+        let _ = killpg(group, Signal::SIGKILL);
     }
     let exit = super::process::Exit::from_status(status, finished_at);
     ExitRecord {
@@ -296,25 +346,9 @@ fn start(
     Ok(Started { child, outputs, input })
 }
 
-/// Passes the kubelet's stop signals, and a terminal's, on to the group of a program that
-/// leads a session of its own.
-fn forward_signals(group: Pid) -> Vec<tokio::task::JoinHandle<()>> {
-    STOP_SIGNALS
-        .into_iter()
-        .filter_map(|(kind, sent)| {
-            let mut stream = signal(kind).ok()?;
-            Some(tokio::spawn(async move {
-                while stream.recv().await.is_some() {
-                    let _ = kill_process_group(group, sent);
-                }
-            }))
-        })
-        .collect()
-}
-
 /// The end of a program stopped by `signal` before it started: as if the signal had killed it.
 fn stopped_before_start(signal: Signal) -> ExitRecord {
-    let number = signal.as_raw();
+    let number = signal as i32;
     ExitRecord {
         exit_code: 128 + number,
         signal: Some(number),
@@ -381,13 +415,20 @@ mod tests {
         assert!(text.contains("no such file or directory"), "{text}");
     }
 
+    /// Sends `signal` to this thread, as the kubelet's to the container's group would reach the
+    /// supervisor: the test's other threads do not block it, and would take one sent to the
+    /// whole process.
+    fn send_here(signal: Signal) {
+        nix::sys::signal::raise(signal).unwrap();
+    }
+
     #[tokio::test]
     async fn a_stop_signal_received_before_the_program_starts_keeps_it_from_starting() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("main.log");
-        let stops = Stops::handle().unwrap();
-        // The kubelet's SIGTERM to the container's group, while the supervisor got ready.
-        rustix::process::kill_process(rustix::process::getpid(), Signal::TERM).unwrap();
+        let stops = Stops::block().unwrap();
+        // The kubelet's SIGTERM, while the supervisor got ready.
+        send_here(Signal::SIGTERM);
         let marker = dir.path().join("ran");
         let args = ["-c".to_owned(), format!("touch {}; sleep 300", marker.display())];
         let record = tokio::time::timeout(
@@ -404,24 +445,70 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_stop_signal_received_while_the_program_starts_is_passed_on_to_it() {
+    async fn a_stop_signal_sent_while_the_program_starts_is_passed_on_to_it() {
         use std::os::unix::process::ExitStatusExt;
-        let stops = Stops(vec![
-            (Signal::INT, Arc::new(AtomicBool::new(false))),
-            (Signal::TERM, Arc::new(AtomicBool::new(true))),
-        ]);
-        let mut child = Command::new("sleep").arg("300").spawn().unwrap();
+        let stops = Stops::block().unwrap();
+        // Sent just before the program joined the group: only the supervisor has it.
+        let mut child = stops.unblocked(|| {
+            send_here(Signal::SIGTERM);
+            Command::new("sleep").arg("300").spawn().unwrap()
+        });
         stops.pass_on(&child);
         let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
             .await
             .expect("the program did not run its 300 s")
             .unwrap();
-        assert_eq!(status.signal(), Some(Signal::TERM.as_raw()));
+        assert_eq!(status.signal(), Some(Signal::SIGTERM as i32));
 
         // With nothing received, nothing is sent.
         let mut child = Command::new("sleep").arg("0.2").spawn().unwrap();
         Stops::default().pass_on(&child);
         assert!(child.wait().await.unwrap().success());
+    }
+
+    #[tokio::test]
+    async fn the_program_starts_with_no_signal_blocked_on_pipes_and_on_a_terminal() {
+        let stops = Stops::block().unwrap();
+        let args = ["SigBlk".to_owned(), "/proc/self/status".to_owned()];
+        for tty in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let log = dir.path().join("main.log");
+            let console = Console { tty, ..Console::default() };
+            let record = supervise(&log, console, "grep", &args, &stops).await;
+            assert_eq!(record.exit_code, 0);
+            let text =
+                String::from_utf8(logs::read(&log, &LogOptions::default()).unwrap()).unwrap();
+            assert_eq!(
+                text.split_whitespace().collect::<Vec<_>>(),
+                ["SigBlk:", "0000000000000000"]
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn stop_signals_are_passed_on_to_a_program_on_a_terminal() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("main.log");
+        let stops = Stops::block().unwrap();
+        let console = Console { tty: true, ..Console::default() };
+        let script = "trap 'echo stopped; exit 7' TERM; echo ready; while :; do sleep 0.1; done";
+        let args = ["-c".to_owned(), script.to_owned()];
+        let supervised = supervise(&log, console, "sh", &args, &stops);
+        let stop_when_ready = async {
+            let read = || logs::read(&log, &LogOptions::default()).unwrap_or_default();
+            while !String::from_utf8_lossy(&read()).contains("ready") {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            send_here(Signal::SIGTERM);
+        };
+        let (record, ()) = tokio::time::timeout(Duration::from_secs(10), async {
+            tokio::join!(supervised, stop_when_ready)
+        })
+        .await
+        .expect("the program was not stopped");
+        assert_eq!(record.exit_code, 7);
+        let text = String::from_utf8(logs::read(&log, &LogOptions::default()).unwrap()).unwrap();
+        assert!(text.contains("stopped"), "{text}");
     }
 
     #[test]
