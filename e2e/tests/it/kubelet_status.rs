@@ -191,12 +191,83 @@ fn processes_with_env(entry: &str) -> Vec<u32> {
         .collect()
 }
 
+/// A process as a failure report shows it: pid, name, state, parent and signal masks.
+fn process_summary(pid: u32) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let fields = ["Name", "State", "PPid", "SigBlk", "SigIgn", "SigCgt"];
+    let shown: Vec<&str> = status
+        .lines()
+        .filter(|line| fields.iter().any(|f| line.split(':').next() == Some(f)))
+        .collect();
+    format!("{pid} {}", shown.join(", "))
+}
+
+/// A pod left after its deletion as a failure report shows it: when it was deleted, its
+/// phase, its containers' states and what its node's directory for it holds.
+fn pod_summary(k: &Keelson, pod: &k8s_openapi::api::core::v1::Pod) -> String {
+    let meta = &pod.metadata;
+    let status = pod.status.clone().unwrap_or_default();
+    let containers: Vec<_> = status
+        .container_statuses
+        .iter()
+        .flatten()
+        .map(|c| format!("{}: {:?}", c.name, c.state))
+        .collect();
+    let name = meta.name.clone().unwrap_or_default();
+    let uid = meta.uid.clone().unwrap_or_default();
+    let dir = k.data_dir().join("pods").join(format!("default_{name}_{uid}"));
+    let files: Vec<String> = walkdir(&dir)
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let shown = if text.len() < 200 { text.trim().to_owned() } else { "…".into() };
+            format!("{}: {shown}", path.strip_prefix(&dir).unwrap_or(&path).display())
+        })
+        .collect();
+    // Its lines in the node's log, those of its processes and the node's pod watch failures.
+    let log = std::fs::read_to_string(k.log()).unwrap_or_default();
+    let pids: Vec<String> = log
+        .lines()
+        .filter(|line| line.contains(&name))
+        .filter_map(|line| line.split("pid=").nth(1)?.split_whitespace().next())
+        .flat_map(|pid| [format!("pid={pid}"), format!("group={pid}")])
+        .collect();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|line| {
+            line.contains(&name)
+                || line.contains("pod watch")
+                || line.split_whitespace().any(|field| pids.iter().any(|p| p == field))
+        })
+        .collect();
+    format!(
+        "{name} deleted at {:?}, phase {:?}, containers {containers:?}, files {files:?}, log:\n{}",
+        meta.deletion_timestamp.as_ref().map(|t| t.0),
+        status.phase,
+        lines.join("\n")
+    )
+}
+
+/// The files under `dir`, at any depth.
+fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .flatten()
+        .flat_map(|entry| match entry.file_type() {
+            Ok(kind) if kind.is_dir() => walkdir(&entry.path()),
+            _ => vec![entry.path()],
+        })
+        .collect()
+}
+
 #[test]
 fn process_pods_deleted_while_they_start_leave_no_process_behind() {
     use k8s_openapi::api::core::v1::Pod;
     use kube::api::{Api, DeleteParams, PostParams};
 
-    let k = Keelson::up_with(&FLAGS);
+    // The node's account of each pod and process, shown for a pod that stays.
+    let logged = "warn,keelson_embedded::node::kubelet=debug,keelson_embedded::node::runtime=debug";
+    let k = Keelson::up_logging(&FLAGS, logged);
     let marker = format!("KEELSON_TEST_RUN={}-{}", std::process::id(), "late-start");
     let (name, value) = marker.split_once('=').unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -237,14 +308,16 @@ fn process_pods_deleted_while_they_start_leave_no_process_behind() {
     });
     // A process that outlived its pod would be running by now.
     std::thread::sleep(std::time::Duration::from_secs(1));
-    let running: Vec<_> = processes_with_env(&marker)
-        .into_iter()
-        .map(|pid| (pid, std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default()))
-        .collect();
-    for (pid, _) in &running {
-        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+    let running: Vec<_> = processes_with_env(&marker).into_iter().map(process_summary).collect();
+    for summary in &running {
+        let pid = summary.split_whitespace().next().unwrap_or_default();
+        let _ = std::process::Command::new("kill").args(["-9", pid]).status();
     }
-    let shown: Vec<_> = left.iter().map(|pod| (&pod.metadata, &pod.status)).collect();
-    assert!(left.is_empty(), "every pod goes within 15 s; left: {shown:#?}; running: {running:?}");
+    let shown: Vec<_> = left.iter().map(|pod| pod_summary(&k, pod)).collect();
+    assert!(
+        left.is_empty(),
+        "every pod goes within 15 s; left:\n{}\nrunning: {running:#?}",
+        shown.join("\n")
+    );
     assert!(running.is_empty(), "processes outlived their pods: {running:?}");
 }

@@ -18,6 +18,9 @@ pub struct Keelson {
     args: Vec<String>,
     /// Extra environment of `keelson up`.
     env: Vec<(String, String)>,
+    /// What `keelson up` logs (`KEELSON_LOG`) into [`Keelson::log`] instead of the test's
+    /// stderr; `None` for its warnings on the test's stderr.
+    log_filter: Option<String>,
     child: Option<Child>,
 }
 
@@ -39,20 +42,35 @@ impl Keelson {
 
     /// Starts `keelson up` with extra arguments and environment.
     pub fn up_with_env(args: &[&str], env: &[(&str, &str)]) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let args = args.iter().map(|a| (*a).to_owned()).collect();
-        let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        let mut keelson = Self {
-            dir,
+        let mut keelson = Self::new(args, env, None);
+        keelson.start();
+        keelson
+    }
+
+    /// Starts `keelson up` with extra arguments, logging what `filter` (`KEELSON_LOG`'s
+    /// syntax) lets through into [`Keelson::log`].
+    pub fn up_logging(args: &[&str], filter: &str) -> Self {
+        let mut keelson = Self::new(args, &[], Some(filter.to_owned()));
+        keelson.start();
+        keelson
+    }
+
+    fn new(args: &[&str], env: &[(&str, &str)], log_filter: Option<String>) -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
             port: free_port(),
             api_port: free_port(),
             metrics_port: free_port(),
-            args,
-            env,
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            log_filter,
             child: None,
-        };
-        keelson.start();
-        keelson
+        }
+    }
+
+    /// The log file of a `keelson up` started by [`Keelson::up_logging`].
+    pub fn log(&self) -> PathBuf {
+        self.dir.path().join("keelson.log")
     }
 
     /// Starts the process on the same data dir and ports. The data dir is given relative to
@@ -84,9 +102,15 @@ impl Keelson {
             .args(["--metrics-bind", &format!("127.0.0.1:{}", self.metrics_port)])
             .args(&self.args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .env("KEELSON_LOG", "warn")
+            .env("KEELSON_LOG", self.log_filter.as_deref().unwrap_or("warn"))
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(match self.log_filter {
+                Some(_) => {
+                    let log = std::fs::File::options().create(true).append(true).open(self.log());
+                    Stdio::from(log.unwrap())
+                }
+                None => Stdio::inherit(),
+            })
             .spawn()
             .unwrap();
         self.child = Some(child);

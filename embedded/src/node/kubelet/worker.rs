@@ -70,6 +70,8 @@ pub async fn run(shared: Arc<Shared>, mut updates: Updates) {
     let api: Api<Pod> =
         Api::namespaced(shared.client.clone(), &pod.namespace().unwrap_or_default());
     let mut worker = Worker { shared: shared.clone(), api, pod: pod.clone(), updates };
+    let deleting = pod.metadata.deletion_timestamp.is_some();
+    tracing::debug!(pod = %pod.name_any(), deleting, "pod worker started");
     let result = if pod.metadata.deletion_timestamp.is_some() {
         // Deleted while no worker ran it (a restart, or an earlier worker that failed to finish
         // the deletion): nothing of it runs here, so it can go.
@@ -82,8 +84,11 @@ pub async fn run(shared: Arc<Shared>, mut updates: Updates) {
     } else {
         worker.refuse().await
     };
-    if let Err(error) = result {
-        tracing::warn!(pod = %pod.name_any(), %error, "the local node lost track of a pod");
+    match result {
+        Ok(()) => tracing::debug!(pod = %pod.name_any(), "pod worker ended"),
+        Err(error) => {
+            tracing::warn!(pod = %pod.name_any(), %error, "the local node lost track of a pod")
+        }
     }
     shared.ips.release(&pod.uid().unwrap_or_default());
 }
@@ -210,18 +215,29 @@ impl Worker {
     }
 
     /// Removes the pod for good once its containers stopped (a grace period of 0, only this
-    /// incarnation of it).
+    /// incarnation of it). A failed call is tried again a few times, as a status report is:
+    /// nothing else would remove the pod until it changes again.
     async fn finish_deletion(&self) -> Result<(), kube::Error> {
         let params = DeleteParams {
             grace_period_seconds: Some(0),
             preconditions: Some(Preconditions { uid: self.pod.uid(), resource_version: None }),
             ..DeleteParams::default()
         };
-        match self.api.delete(&self.name(), &params).await {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => Ok(()),
-            Err(e) => Err(e),
+        let name = self.name();
+        for attempt in 1.. {
+            match self.api.delete(&name, &params).await {
+                Ok(_) => break,
+                // Gone already, or another pod of that name now.
+                Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => break,
+                Err(error) if attempt < REPORT_ATTEMPTS => {
+                    tracing::warn!(pod = %name, %error, "removing a deleted pod failed");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(error) => return Err(error),
+            }
         }
+        tracing::debug!(pod = %name, "deleted pod removed");
+        Ok(())
     }
 
     /// Keeps reporting (readiness gates can change) until the pod goes. Nothing of it runs any
@@ -679,8 +695,11 @@ impl Worker {
                         self.report(&observed).await;
                     }
                     Wake::Deleting => {
-                        let stopped = self.stop(&mut running, grace_period(&self.pod), &spec, &debuggers).await;
+                        let grace = grace_period(&self.pod);
+                        tracing::debug!(pod = %self.name(), running = running.len(), ?grace, "stopping a deleted pod's containers");
+                        let stopped = self.stop(&mut running, grace, &spec, &debuggers).await;
                         drain_ends(&mut inbox, &mut observed, stopped).await;
+                        tracing::debug!(pod = %self.name(), "a deleted pod's containers stopped");
                         self.report(&status::stopped_for_deletion(&self.pod, &observed)).await;
                         self.finish_deletion().await?;
                         remove_dir(&pod_dir).await;
@@ -818,6 +837,7 @@ impl Worker {
         let events = events.clone();
         match process::start(spec).await {
             Ok(child) => {
+                tracing::debug!(pod = %self.name(), container = %container.name, pid = child.pid(), "container process started");
                 running.insert(slot, child.terminator());
                 tokio::spawn(follow(slot, Adopted::Running(child), events, true));
             }

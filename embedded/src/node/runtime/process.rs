@@ -180,11 +180,14 @@ impl Terminator {
         if *exited.borrow() {
             return;
         }
+        let leader = self.group.leader.as_raw_nonzero();
         if !self.group.term_sent.swap(true, Ordering::SeqCst) {
+            tracing::debug!(group = leader, ?grace, "stopping a container process: SIGTERM");
             self.group.signal(Signal::TERM);
         }
         let in_grace = tokio::time::timeout(grace, exited.wait_for(|&done| done)).await.is_ok();
         if !in_grace {
+            tracing::debug!(group = leader, "grace period over: SIGKILL");
             self.group.signal(Signal::KILL);
             // The monitor always reports the exit of a killed process; an error here would mean
             // it is gone, and then nothing is left to wait for.
@@ -398,6 +401,7 @@ async fn monitor(
             status
         }
     };
+    tracing::debug!(pid = group.leader.as_raw_nonzero(), "container process exited");
     group.exited.send_replace(true);
     remove_pid_file(&pid_file).await;
     // Output may still be in the pipes; a process that escaped the group could hold them open.
