@@ -224,7 +224,7 @@ fn pod_summary(k: &Keelson, pod: &k8s_openapi::api::core::v1::Pod) -> String {
             format!("{}: {shown}", path.strip_prefix(&dir).unwrap_or(&path).display())
         })
         .collect();
-    // Its lines in the node's log, those of its processes and the node's pod watch failures.
+    // Its lines in the node's log, those of its processes and the node's failures.
     let log = std::fs::read_to_string(k.log()).unwrap_or_default();
     let pids: Vec<String> = log
         .lines()
@@ -236,7 +236,7 @@ fn pod_summary(k: &Keelson, pod: &k8s_openapi::api::core::v1::Pod) -> String {
         .lines()
         .filter(|line| {
             line.contains(&name)
-                || line.contains("pod watch")
+                || line.contains("failed")
                 || line.split_whitespace().any(|field| pids.iter().any(|p| p == field))
         })
         .collect();
@@ -266,8 +266,7 @@ fn process_pods_deleted_while_they_start_leave_no_process_behind() {
     use kube::api::{Api, DeleteParams, PostParams};
 
     // The node's account of each pod and process, shown for a pod that stays.
-    let logged = "warn,keelson_embedded::node::kubelet=debug,keelson_embedded::node::runtime=debug";
-    let k = Keelson::up_logging(&FLAGS, logged);
+    let k = Keelson::up_logging(&FLAGS, "warn,keelson_embedded::node=debug");
     let marker = format!("KEELSON_TEST_RUN={}-{}", std::process::id(), "late-start");
     let (name, value) = marker.split_once('=').unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
