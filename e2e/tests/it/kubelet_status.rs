@@ -191,10 +191,11 @@ fn processes_with_env(entry: &str) -> Vec<u32> {
         .collect()
 }
 
-/// A process as a failure report shows it: pid, name, state, parent and signal masks.
+/// A process as a failure report shows it: pid, name, state, parent, group and signals.
 fn process_summary(pid: u32) -> String {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let fields = ["Name", "State", "PPid", "SigBlk", "SigIgn", "SigCgt"];
+    let fields =
+        ["Name", "State", "PPid", "NSpgid", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt"];
     let shown: Vec<&str> = status
         .lines()
         .filter(|line| fields.iter().any(|f| line.split(':').next() == Some(f)))
@@ -319,4 +320,72 @@ fn process_pods_deleted_while_they_start_leave_no_process_behind() {
         shown.join("\n")
     );
     assert!(running.is_empty(), "processes outlived their pods: {running:?}");
+}
+
+/// Supervises `sleep 300` as the kubelet does (in a process group of its own, marked by `env`),
+/// sends the group SIGTERM `delay` after the start returned, as the kubelet does for a pod
+/// deleted as it starts, and says whether the supervisor ended within 5 s; one that did not is
+/// killed with its group.
+fn supervisor_stops(dir: &std::path::Path, env: (&str, &str), delay: std::time::Duration) -> bool {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    use std::os::unix::process::CommandExt;
+    let mut supervisor = std::process::Command::new(keelson_e2e::keelson_binary())
+        .arg("supervise")
+        .args([dir.join("main.log"), dir.join("main.exit")])
+        .args(["--", "sleep", "300"])
+        .env(env.0, env.1)
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let group = Pid::from_raw(supervisor.id() as i32);
+    std::thread::sleep(delay);
+    killpg(group, Signal::SIGTERM).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < deadline {
+        if supervisor.try_wait().unwrap().is_some() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let _ = killpg(group, Signal::SIGKILL);
+    let _ = supervisor.wait();
+    false
+}
+
+#[test]
+fn supervisors_stopped_at_any_moment_of_their_start_end_at_once() {
+    // One pod's deletion lands at one moment of its supervisor's start; hundreds of starts,
+    // each signalled a little later than the one before, cover the moments one in hundreds hits.
+    const THREADS: u32 = 4;
+    const STARTS: u32 = 250;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("{}-supervisor-start", std::process::id());
+    let stuck: u32 = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..THREADS)
+            .map(|thread| {
+                let (dir, marker) = (dir.path(), marker.as_str());
+                scope.spawn(move || {
+                    (0..STARTS)
+                        .filter(|start| {
+                            let run = dir.join(format!("{thread}-{start}"));
+                            // 0 to 30 ms after the start returned, spread evenly over the runs.
+                            let delay = (start * THREADS + thread) * 30_000 / (STARTS * THREADS);
+                            let delay = std::time::Duration::from_micros(u64::from(delay));
+                            !supervisor_stops(&run, ("KEELSON_TEST_RUN", marker), delay)
+                        })
+                        .count() as u32
+                })
+            })
+            .collect();
+        runs.into_iter().map(|run| run.join().unwrap()).sum()
+    });
+    let left = processes_with_env(&format!("KEELSON_TEST_RUN={marker}"));
+    for pid in &left {
+        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert_eq!(stuck, 0, "supervisors still running 5 s after their SIGTERM");
+    assert!(left.is_empty(), "processes outlived their supervisors: {left:?}");
 }
