@@ -72,7 +72,7 @@ pub async fn run(shared: Arc<Shared>, mut updates: Updates) {
     let mut worker = Worker { shared: shared.clone(), api, pod: pod.clone(), updates };
     let deleting = pod.metadata.deletion_timestamp.is_some();
     tracing::debug!(pod = %pod.name_any(), deleting, "pod worker started");
-    let result = if pod.metadata.deletion_timestamp.is_some() {
+    let result = if deleting {
         // Deleted while no worker ran it (a restart, or an earlier worker that failed to finish
         // the deletion): nothing of it runs here, so it can go.
         remove_dir(&worker.pod_dir()).await;
