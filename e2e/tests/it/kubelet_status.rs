@@ -191,6 +191,16 @@ fn processes_with_env(entry: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Kills the processes `pids` a failed test left.
+fn kill_all(pids: &[u32]) {
+    for &pid in pids {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
 /// A process as a failure report shows it: pid, name, state, parent, group and signals.
 fn process_summary(pid: u32) -> String {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -308,11 +318,9 @@ fn process_pods_deleted_while_they_start_leave_no_process_behind() {
     });
     // A process that outlived its pod would be running by now.
     std::thread::sleep(std::time::Duration::from_secs(1));
-    let running: Vec<_> = processes_with_env(&marker).into_iter().map(process_summary).collect();
-    for summary in &running {
-        let pid = summary.split_whitespace().next().unwrap_or_default();
-        let _ = std::process::Command::new("kill").args(["-9", pid]).status();
-    }
+    let pids = processes_with_env(&marker);
+    let running: Vec<_> = pids.iter().copied().map(process_summary).collect();
+    kill_all(&pids);
     let shown: Vec<_> = left.iter().map(|pod| pod_summary(&k, pod)).collect();
     assert!(
         left.is_empty(),
@@ -383,9 +391,7 @@ fn supervisors_stopped_at_any_moment_of_their_start_end_at_once() {
         runs.into_iter().map(|run| run.join().unwrap()).sum()
     });
     let left = processes_with_env(&format!("KEELSON_TEST_RUN={marker}"));
-    for pid in &left {
-        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
-    }
+    kill_all(&left);
     assert_eq!(stuck, 0, "supervisors still running 5 s after their SIGTERM");
     assert!(left.is_empty(), "processes outlived their supervisors: {left:?}");
 }
