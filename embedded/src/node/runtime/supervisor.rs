@@ -9,10 +9,10 @@
 //! ended from the record, so a Job's attempt is neither lost nor run twice.
 //!
 //! SIGTERM, SIGINT and SIGHUP do not end the supervisor (see [`Stops`]): the kubelet signals
-//! the whole process group, and the supervisor must outlive the program to record its end. A program on a terminal leads a
-//! session (and so a process group) of its own: the supervisor passes those signals on to it.
-//! After the program exits and its output is drained, the supervisor kills what is left of its
-//! groups, itself included.
+//! the whole process group, and the supervisor must outlive the program to record its end. A
+//! program on a terminal leads a session (and so a process group) of its own: the supervisor
+//! passes those signals on to it. After the program exits and its output is drained, the
+//! supervisor kills what is left of its groups, itself included.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
